@@ -1,0 +1,41 @@
+// Host/device portability for the shared math.
+//
+// Everything in kernels/math is header-only, templated on the scalar type, and marked SMASH_HD so
+// that one source serves three consumers: CUDA kernels (float, nvcc), the Thrust OMP/CPP backends
+// (float, g++) and the double-precision CPU reference in src/reference.
+#pragma once
+
+#if defined(__CUDACC__)
+#define SMASH_HD __host__ __device__ inline
+#else
+#define SMASH_HD inline
+#endif
+
+#include <glm/glm.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+namespace smash {
+
+// Machine epsilon without <limits>, which is not usable in device code without
+// --expt-relaxed-constexpr.
+template <class T>
+struct ScalarTraits;
+template <>
+struct ScalarTraits<float> {
+  static constexpr float epsilon = 1.1920928955078125e-7f;
+  static constexpr float tiny = 1e-30f;  // well above FLT_MIN, used to guard divisions
+};
+template <>
+struct ScalarTraits<double> {
+  static constexpr double epsilon = 2.220446049250313e-16;
+  static constexpr double tiny = 1e-290;
+};
+
+template <class T>
+using Vec3 = glm::vec<3, T, glm::defaultp>;
+template <class T>
+using Mat3 = glm::mat<3, 3, T, glm::defaultp>;
+template <class T>
+using Quat = glm::qua<T, glm::defaultp>;
+
+}  // namespace smash

@@ -1,0 +1,117 @@
+// Analytic signed distance fields of the static colliders (SPEC §5).
+//
+// φ(x) is the distance to the surface, negative inside the solid; `gradient` is ∇φ, a unit vector
+// wherever φ is differentiable. On the medial set (centre of a sphere, a box's diagonal planes)
+// the gradient is one of the one-sided limits, chosen deterministically, so contact normals are
+// always unit and finite.
+//
+// A collider is a small POD so that an array of them can live in device memory; the meaning of
+// the fields depends on `type` (see ColliderType).
+#pragma once
+
+#include "math/hd.h"
+
+namespace smash {
+
+enum class ColliderType : int {
+  Plane = 0,         ///< half-space: `point`, unit `normal` pointing out of the solid
+  Sphere = 1,        ///< `point` centre, `radius`
+  Box = 2,           ///< `point` centre, `halfExtents`, `rotation`
+  Capsule = 3,       ///< segment `point`→`point2`, `radius`
+  BoxContainer = 4,  ///< inside-out box: the solid is everything outside it
+};
+
+template <class T>
+struct Collider {
+  ColliderType type = ColliderType::Plane;
+  Vec3<T> point{T(0)};
+  Vec3<T> normal{T(0), T(1), T(0)};
+  Vec3<T> point2{T(0)};
+  Vec3<T> halfExtents{T(0)};
+  T radius = T(0);
+  Quat<T> rotation{T(1), T(0), T(0), T(0)};  ///< box orientation (local → world)
+};
+
+template <class T>
+struct SdfSample {
+  T phi;
+  Vec3<T> gradient;
+};
+
+template <class T>
+SMASH_HD SdfSample<T> sdfPlane(const Vec3<T>& x, const Vec3<T>& point, const Vec3<T>& normal) {
+  return {glm::dot(x - point, normal), normal};
+}
+
+template <class T>
+SMASH_HD SdfSample<T> sdfSphere(const Vec3<T>& x, const Vec3<T>& centre, T radius) {
+  Vec3<T> d = x - centre;
+  T len = glm::length(d);
+  if (!(len > ScalarTraits<T>::tiny)) return {-radius, Vec3<T>(T(0), T(1), T(0))};
+  return {len - radius, d / len};
+}
+
+/// Axis-aligned box centred at the origin, half extents h (Quilez's box SDF, exact inside and out).
+template <class T>
+SMASH_HD SdfSample<T> sdfBoxLocal(const Vec3<T>& p, const Vec3<T>& h) {
+  Vec3<T> sgn(p.x < T(0) ? T(-1) : T(1), p.y < T(0) ? T(-1) : T(1), p.z < T(0) ? T(-1) : T(1));
+  Vec3<T> q = glm::abs(p) - h;
+  Vec3<T> qo = glm::max(q, Vec3<T>(T(0)));
+  T outside = glm::length(qo);
+  if (outside > T(0)) return {outside, sgn * qo / outside};
+  // Inside (or on the surface): the nearest face is the axis with the largest q.
+  int axis = 0;
+  if (q.y > q[axis]) axis = 1;
+  if (q.z > q[axis]) axis = 2;
+  Vec3<T> g(T(0));
+  g[axis] = sgn[axis];
+  return {q[axis], g};
+}
+
+template <class T>
+SMASH_HD SdfSample<T> sdfBox(const Vec3<T>& x, const Vec3<T>& centre, const Vec3<T>& h,
+                             const Quat<T>& rotation) {
+  Vec3<T> local = glm::conjugate(rotation) * (x - centre);
+  SdfSample<T> s = sdfBoxLocal(local, h);
+  return {s.phi, rotation * s.gradient};
+}
+
+template <class T>
+SMASH_HD SdfSample<T> sdfCapsule(const Vec3<T>& x, const Vec3<T>& a, const Vec3<T>& b, T radius) {
+  Vec3<T> ab = b - a;
+  T len2 = glm::dot(ab, ab);
+  T t = len2 > ScalarTraits<T>::tiny ? glm::clamp(glm::dot(x - a, ab) / len2, T(0), T(1)) : T(0);
+  return sdfSphere(x, a + t * ab, radius);
+}
+
+template <class T>
+SMASH_HD SdfSample<T> sdfCollider(const Collider<T>& c, const Vec3<T>& x) {
+  switch (c.type) {
+    case ColliderType::Plane:
+      return sdfPlane(x, c.point, c.normal);
+    case ColliderType::Sphere:
+      return sdfSphere(x, c.point, c.radius);
+    case ColliderType::Box:
+      return sdfBox(x, c.point, c.halfExtents, c.rotation);
+    case ColliderType::Capsule:
+      return sdfCapsule(x, c.point, c.point2, c.radius);
+    case ColliderType::BoxContainer: {
+      SdfSample<T> s = sdfBox(x, c.point, c.halfExtents, c.rotation);
+      return {-s.phi, -s.gradient};
+    }
+  }
+  return {T(1), Vec3<T>(T(0), T(1), T(0))};
+}
+
+/// Union of colliders: the minimum φ (SPEC §5), with the gradient of the closest one.
+template <class T>
+SMASH_HD SdfSample<T> sdfUnion(const Collider<T>* colliders, int count, const Vec3<T>& x) {
+  SdfSample<T> best{T(1e30), Vec3<T>(T(0), T(1), T(0))};
+  for (int k = 0; k < count; ++k) {
+    SdfSample<T> s = sdfCollider(colliders[k], x);
+    if (s.phi < best.phi) best = s;
+  }
+  return best;
+}
+
+}  // namespace smash

@@ -1,0 +1,138 @@
+#include "core/mesh.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace smash {
+namespace {
+
+[[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& what) {
+  throw InputError(name + ":" + std::to_string(line) + ": " + what);
+}
+
+double parseCoordinate(const std::string& token, const std::string& name, std::size_t line) {
+  const char* begin = token.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double value = std::strtod(begin, &end);
+  if (end == begin || *end != '\0') fail(name, line, "'" + token + "' is not a number");
+  if (!std::isfinite(value))  // overflow gives ±HUGE_VAL; underflow to 0 is harmless
+    fail(name, line, "vertex coordinate '" + token + "' is not finite");
+  return value;
+}
+
+// "7", "7/1", "7//3", "7/1/3", negative = relative to the vertices read so far.
+int parseFaceIndex(const std::string& token, long vertexCount, const std::string& name,
+                   std::size_t line) {
+  std::string first = token.substr(0, token.find('/'));
+  const char* begin = first.c_str();
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(begin, &end, 10);
+  if (end == begin || *end != '\0' || errno == ERANGE)
+    fail(name, line, "face index '" + token + "' is not an integer");
+  if (value == 0) fail(name, line, "face index 0 is invalid (OBJ indices start at 1)");
+  long index = value > 0 ? value - 1 : vertexCount + value;
+  if (index < 0 || index >= vertexCount)
+    fail(name, line,
+         "face index " + std::to_string(value) + " is out of range (" +
+             std::to_string(vertexCount) + " vertices defined so far)");
+  return static_cast<int>(index);
+}
+
+}  // namespace
+
+Mesh parseObj(std::istream& in, const std::string& name) {
+  Mesh mesh;
+  std::string raw;
+  std::size_t lineNo = 0;
+  while (std::getline(in, raw)) {
+    ++lineNo;
+    std::string text = raw.substr(0, raw.find('#'));
+    std::istringstream tokens(text);
+    std::string keyword;
+    if (!(tokens >> keyword)) continue;
+    std::vector<std::string> args;
+    for (std::string t; tokens >> t;) args.push_back(t);
+    if (keyword == "v") {
+      if (args.size() < 3 || args.size() > 4)
+        fail(name, lineNo, "a vertex needs 3 coordinates (x y z), got " +
+                               std::to_string(args.size()));
+      glm::dvec3 p;
+      for (int k = 0; k < 3; ++k) p[k] = parseCoordinate(args[k], name, lineNo);
+      if (args.size() == 4) parseCoordinate(args[3], name, lineNo);  // weight: checked, unused
+      mesh.vertices.push_back(p);
+    } else if (keyword == "f") {
+      if (args.size() < 3)
+        fail(name, lineNo, "a face needs at least 3 vertices, got " + std::to_string(args.size()));
+      long count = static_cast<long>(mesh.vertices.size());
+      std::vector<int> poly;
+      for (const auto& a : args) poly.push_back(parseFaceIndex(a, count, name, lineNo));
+      for (std::size_t k = 1; k + 1 < poly.size(); ++k)  // fan triangulation
+        mesh.triangles.push_back({poly[0], poly[k], poly[k + 1]});
+    } else if (keyword == "vt" || keyword == "vn" || keyword == "vp" || keyword == "o" ||
+               keyword == "g" || keyword == "s" || keyword == "usemtl" || keyword == "mtllib" ||
+               keyword == "l" || keyword == "p") {
+      continue;  // not geometry a shape needs
+    } else {
+      fail(name, lineNo, "unknown OBJ statement '" + keyword + "'");
+    }
+  }
+  if (in.bad()) throw InputError(name + ": read error");
+  validateMesh(mesh, name);
+  return mesh;
+}
+
+Mesh loadObj(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open mesh file");
+  return parseObj(in, path);
+}
+
+double signedVolume(const Mesh& mesh) {
+  double v = 0;
+  for (const auto& t : mesh.triangles)
+    v += glm::dot(mesh.vertices[t[0]], glm::cross(mesh.vertices[t[1]], mesh.vertices[t[2]]));
+  return v / 6.0;
+}
+
+double surfaceArea(const Mesh& mesh) {
+  double a = 0;
+  for (const auto& t : mesh.triangles) {
+    const auto& p = mesh.vertices;
+    a += 0.5 * glm::length(glm::cross(p[t[1]] - p[t[0]], p[t[2]] - p[t[0]]));
+  }
+  return a;
+}
+
+void validateMesh(const Mesh& mesh, const std::string& name) {
+  if (mesh.vertices.empty()) throw InputError(name + ": mesh has no vertices");
+  if (mesh.triangles.empty()) throw InputError(name + ": mesh has no faces");
+  const long n = static_cast<long>(mesh.vertices.size());
+  for (const auto& v : mesh.vertices)
+    if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z))
+      throw InputError(name + ": mesh has a non-finite vertex coordinate");
+  for (std::size_t f = 0; f < mesh.triangles.size(); ++f)
+    for (int k : mesh.triangles[f])
+      if (k < 0 || k >= n)
+        throw InputError(name + ": triangle " + std::to_string(f) + " has vertex index " +
+                         std::to_string(k) + " out of range (" + std::to_string(n) + " vertices)");
+  glm::dvec3 lo = mesh.vertices[0], hi = lo;
+  for (const auto& v : mesh.vertices) {
+    lo = glm::min(lo, v);
+    hi = glm::max(hi, v);
+  }
+  double diag = glm::length(hi - lo);
+  if (!(diag > 0)) throw InputError(name + ": degenerate mesh: all vertices coincide");
+  if (!(surfaceArea(mesh) > 1e-12 * diag * diag))
+    throw InputError(name + ": degenerate mesh: every face has zero area");
+  if (!(std::fabs(signedVolume(mesh)) > 1e-9 * diag * diag * diag))
+    throw InputError(name + ": mesh encloses zero volume (flat, or not a closed surface)");
+}
+
+}  // namespace smash

@@ -1,0 +1,117 @@
+#include "core/shape.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "math/rotation.h"
+
+namespace smash {
+
+std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t seed) {
+  std::vector<double> cumulative;
+  cumulative.reserve(mesh.triangles.size());
+  double total = 0;
+  for (const auto& t : mesh.triangles) {
+    const auto& p = mesh.vertices;
+    total += 0.5 * glm::length(glm::cross(p[t[1]] - p[t[0]], p[t[2]] - p[t[0]]));
+    cumulative.push_back(total);
+  }
+  Random rng(seed);
+  std::vector<glm::dvec3> points;
+  points.reserve(static_cast<std::size_t>(count));
+  for (int s = 0; s < count; ++s) {
+    double pick = rng.uniform() * total;
+    auto it = std::upper_bound(cumulative.begin(), cumulative.end(), pick);
+    std::size_t f = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()),
+                                          cumulative.size() - 1);
+    const auto& t = mesh.triangles[f];
+    // Uniform point in a triangle (Osada et al. 2002): sqrt warps the first coordinate.
+    double r1 = std::sqrt(rng.uniform()), r2 = rng.uniform();
+    points.push_back((1 - r1) * mesh.vertices[t[0]] + r1 * (1 - r2) * mesh.vertices[t[1]] +
+                     r1 * r2 * mesh.vertices[t[2]]);
+  }
+  return points;
+}
+
+namespace {
+
+// Fills every mass property from shape.rest (not yet centred) and shape.mass.
+void computeMassProperties(Shape& shape) {
+  double M = 0;
+  glm::dvec3 centre(0.0);
+  for (std::size_t i = 0; i < shape.rest.size(); ++i) {
+    M += shape.mass[i];
+    centre += shape.mass[i] * shape.rest[i];
+  }
+  centre /= M;
+  shape.totalMass = M;
+  shape.meshOffset = centre;
+  shape.Aqq = glm::dmat3(0.0);
+  shape.inertia = glm::dmat3(0.0);
+  shape.boundingRadius = 0;
+  for (std::size_t i = 0; i < shape.rest.size(); ++i) {
+    glm::dvec3 r = shape.rest[i] - centre;
+    shape.rest[i] = r;
+    double m = shape.mass[i];
+    shape.Aqq += m * outer(r, r);
+    shape.inertia += m * (glm::dot(r, r) * glm::dmat3(1.0) - outer(r, r));
+    shape.boundingRadius = std::max(shape.boundingRadius, glm::length(r));
+  }
+  for (auto& v : shape.mesh.vertices) v -= centre;
+  // A_qq is invertible when the particles span 3D; judge by its smallest eigenvalue relative
+  // to the largest rather than by the determinant, which scales with size³.
+  glm::dmat3 pinv = symmetricPseudoInverse(shape.Aqq, 1e-10);
+  double trace = shape.Aqq[0][0] + shape.Aqq[1][1] + shape.Aqq[2][2];
+  double det = glm::determinant(shape.Aqq);
+  shape.aqqInvertible = trace > 0 && det > 1e-10 * trace * trace * trace;
+  shape.AqqInverse = shape.aqqInvertible ? pinv : glm::dmat3(0.0);
+  shape.inertiaInverse = symmetricPseudoInverse(shape.inertia, 1e-10);
+}
+
+}  // namespace
+
+Shape buildShape(const std::string& name, const Mesh& mesh, const ShapeOptions& options,
+                 const std::string& context) {
+  for (int k = 0; k < 3; ++k)
+    if (!std::isfinite(options.scale[k]) || !(options.scale[k] > 0))
+      throw InputError(context + ".scale: must be finite and > 0");
+  if (!std::isfinite(options.particleMass) || !(options.particleMass > 0))
+    throw InputError(context + ".particle_mass: must be finite and > 0");
+  if (options.sampling == Sampling::Surface && options.sampleCount < 1)
+    throw InputError(context + ".sampling.count: must be >= 1");
+  Shape shape;
+  shape.name = name;
+  shape.mesh = mesh;
+  for (auto& v : shape.mesh.vertices) v *= options.scale;
+  validateMesh(shape.mesh, context + " (after scaling)");
+  shape.rest = options.sampling == Sampling::Vertices
+                   ? shape.mesh.vertices
+                   : sampleSurface(shape.mesh, options.sampleCount, options.seed);
+  shape.mass.assign(shape.rest.size(), options.particleMass);
+  computeMassProperties(shape);
+  return shape;
+}
+
+Shape shapeFromParticles(const std::string& name, const std::vector<glm::dvec3>& points,
+                         const std::vector<double>& masses) {
+  if (points.empty()) throw InputError("shape '" + name + "': needs at least one particle");
+  if (points.size() != masses.size())
+    throw InputError("shape '" + name + "': one mass per particle is required");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y) || !std::isfinite(points[i].z))
+      throw InputError("shape '" + name + "': particle " + std::to_string(i) + " is not finite");
+    if (!std::isfinite(masses[i]) || !(masses[i] > 0))
+      throw InputError("shape '" + name + "': particle " + std::to_string(i) +
+                       " needs a finite mass > 0");
+  }
+  Shape shape;
+  shape.name = name;
+  shape.rest = points;
+  shape.mass = masses;
+  computeMassProperties(shape);
+  return shape;
+}
+
+}  // namespace smash

@@ -1,0 +1,54 @@
+// Shapes: the rest data shared by every body instance of one particle cloud (SPEC §1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <glm/glm.hpp>
+
+#include "core/mesh.h"
+
+namespace smash {
+
+enum class Sampling { Vertices, Surface };
+
+struct ShapeOptions {
+  glm::dvec3 scale{1.0};
+  Sampling sampling = Sampling::Vertices;
+  int sampleCount = 0;        ///< Surface sampling: number of particles
+  std::uint64_t seed = 1;     ///< Surface sampling: random seed
+  double particleMass = 1.0;  ///< mass of every particle (SPEC §8: unit mass per vertex)
+};
+
+/// Rest data of one shape. Everything is expressed in the body frame, whose origin is the
+/// mass-weighted centre of the particles, so Σ m_i r_i = 0.
+struct Shape {
+  std::string name;
+  Mesh mesh;                      ///< scaled and recentred on the centre of mass (for output)
+  std::vector<glm::dvec3> rest;   ///< r_i
+  std::vector<double> mass;       ///< m_i
+  double totalMass = 0;           ///< M = Σ m_i
+  glm::dmat3 Aqq{0.0};            ///< Σ m_i r_i r_iᵀ
+  glm::dmat3 AqqInverse{0.0};     ///< valid only when aqqInvertible
+  bool aqqInvertible = false;     ///< false for flat, collinear and single-particle shapes
+  glm::dmat3 inertia{0.0};        ///< I_ref = Σ m_i (r_iᵀ r_i 1 − r_i r_iᵀ)
+  glm::dmat3 inertiaInverse{0.0}; ///< pseudo-inverse: degenerate axes get infinite inertia
+  double boundingRadius = 0;      ///< max ‖r_i‖
+  glm::dvec3 meshOffset{0.0};     ///< the (scaled) mesh point that became the body origin
+};
+
+/// Builds a shape from a validated mesh: scale, pick the particles, compute mass properties.
+/// Throws InputError (prefixed with `context`) on bad options.
+Shape buildShape(const std::string& name, const Mesh& mesh, const ShapeOptions& options,
+                 const std::string& context);
+
+/// Builds a shape straight from particle positions and masses (for code and tests); any number
+/// of particles ≥ 1, positions in any frame (they are recentred). Masses must be > 0.
+Shape shapeFromParticles(const std::string& name, const std::vector<glm::dvec3>& points,
+                         const std::vector<double>& masses);
+
+/// Points distributed uniformly by area over the surface (deterministic for a seed).
+std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t seed);
+
+}  // namespace smash

@@ -1,0 +1,325 @@
+#include "reference/reference_world.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "math/contact.h"
+#include "math/rotation.h"
+#include "math/sdf.h"
+
+namespace smash {
+
+ReferenceWorld::ReferenceWorld(Scene scene) : scene_(std::move(scene)) {
+  particleOffset_.push_back(0);
+  for (const Body& body : scene_.bodies) {
+    BodyState s;
+    s.centre = body.position;
+    s.rotation = rotationMatrix(body.rotation);
+    s.velocity = body.velocity;
+    s.angularVelocity = body.angularVelocity;
+    bodies_.push_back(s);
+    particleOffset_.push_back(particleOffset_.back() + scene_.shapes[body.shape].rest.size());
+  }
+  x_.resize(particleOffset_.back());
+  v_.resize(particleOffset_.back());
+  for (std::size_t b = 0; b < bodies_.size(); ++b) writeParticlesFromBody(b);
+}
+
+void ReferenceWorld::stepFrame() {
+  for (int s = 0; s < scene_.substeps; ++s) step();
+}
+
+void ReferenceWorld::step() {
+  const double h = scene_.stepDt();
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    if (scene_.solver.method == Method::ShapeMatching)
+      stepShapeMatching(b, h);
+    else
+      stepImpulse(b, h);
+  }
+  ++steps_;
+}
+
+ContactMaterial<double> ReferenceWorld::contactMaterial(std::size_t b) const {
+  const Material& m = scene_.materials[scene_.bodies[b].material];
+  return {m.restitution, m.friction, scene_.solver.restitutionThreshold};
+}
+
+glm::dmat3 ReferenceWorld::worldInverseInertia(std::size_t b) const {
+  const glm::dmat3& R = bodies_[b].rotation;
+  // I = R I_ref Rᵀ, so I⁻¹ = R I_ref⁻¹ Rᵀ (pseudo-inverse for degenerate shapes).
+  return R * scene_.shapes[scene_.bodies[b].shape].inertiaInverse * glm::transpose(R);
+}
+
+void ReferenceWorld::writeParticlesFromBody(std::size_t b) {
+  const BodyState& s = bodies_[b];
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  for (std::size_t i = 0; i < shape.rest.size(); ++i) {
+    glm::dvec3 r = s.rotation * shape.rest[i];
+    x_[particleOffset_[b] + i] = s.centre + r;
+    v_[particleOffset_[b] + i] = s.velocity + glm::cross(s.angularVelocity, r);
+  }
+}
+
+// SPEC §2. Per-particle state x_i, v_i; per-body c, R.
+void ReferenceWorld::stepShapeMatching(std::size_t b, double h) {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  const std::size_t n = shape.rest.size(), off = particleOffset_[b];
+  const SolverSettings& solver = scene_.solver;
+  const ContactMaterial<double> material = contactMaterial(b);
+  BodyState& body = bodies_[b];
+
+  // 1. Integrate: v_i ← α (v_i + h (g + f_i/m_i)); f_i are penalty contact forces, if chosen.
+  for (std::size_t i = 0; i < n; ++i) {
+    glm::dvec3& v = v_[off + i];
+    glm::dvec3 f(0.0);
+    if (solver.contact != ContactModel::Impulse)
+      for (const auto& collider : scene_.colliders) {
+        SdfSample<double> s = sdfCollider(collider, x_[off + i]);
+        f += penaltyForce(solver.penalty, s.phi, s.gradient, v, shape.mass[i], material.friction, h);
+      }
+    v = (v + h * (scene_.gravity + f / shape.mass[i])) * scene_.linearDamping;
+  }
+
+  // 2. Collide before matching: per-particle impulse (SPEC §4) on v_i for φ(x_i) < 0.
+  if (solver.contact == ContactModel::Impulse)
+    for (std::size_t i = 0; i < n; ++i)
+      for (const auto& collider : scene_.colliders) {
+        SdfSample<double> s = sdfCollider(collider, x_[off + i]);
+        if (s.phi < 0) v_[off + i] = impulseResponse(v_[off + i], s.gradient, material);
+      }
+
+  // Momentum carried by the particles into the match (about the current centre).
+  glm::dvec3 P(0.0), L(0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    P += shape.mass[i] * v_[off + i];
+    L += shape.mass[i] * glm::cross(x_[off + i] - body.centre, v_[off + i]);
+  }
+
+  // 3. Predict: y_i = x_i + h v_i, kept relative to the reference point p0 = current centre
+  //    (SPEC §2 numerics: no world-coordinate cancellation for bodies far from the origin).
+  const glm::dvec3 p0 = body.centre;
+  std::vector<glm::dvec3> y(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = (x_[off + i] - p0) + h * v_[off + i];
+
+  // 4. Match: c = Σ m_i y_i / M, A_pq = Σ m_i (y_i − c) r_iᵀ, R = rotation part of A_pq.
+  glm::dvec3 cRel(0.0);
+  for (std::size_t i = 0; i < n; ++i) cRel += shape.mass[i] * y[i];
+  cRel /= shape.totalMass;
+  glm::dmat3 Apq(0.0);
+  for (std::size_t i = 0; i < n; ++i) Apq += shape.mass[i] * outer(y[i] - cRel, shape.rest[i]);
+  if (solver.rotation == RotationFit::Seeds) Apq = Apq * shape.AqqInverse;  // seeds' A_pq A_qq⁻¹
+  body.rotation = optimalRotation(Apq, body.rotation);
+  body.centre = p0 + cRel;
+
+  // 5. Project: x_i = c + R r_i. Velocities: the rigid field that carries the particles'
+  //    linear and angular momentum, v_i = P/M + ω × R r_i with ω = I(R)⁻¹ L. SPEC writes
+  //    v_i = (x_i' − x_i)/h; that chord velocity loses angular momentum at O((ω h)²) per step,
+  //    this one conserves P and L exactly in free flight (see docs/solver.md).
+  body.velocity = P / shape.totalMass;
+  body.angularVelocity = worldInverseInertia(b) * L;
+
+  // 6. Collide after matching, at the body level so the body stays rigid.
+  if (solver.collideAfter && solver.contact == ContactModel::Impulse) resolveBodyContacts(b);
+  writeParticlesFromBody(b);
+}
+
+// SPEC §3. Body state only; particles are written from it for output.
+void ReferenceWorld::stepImpulse(std::size_t b, double h) {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  const SolverSettings& solver = scene_.solver;
+  BodyState& body = bodies_[b];
+
+  // 1. Velocities. Penalty contact forces (if chosen) give F = Σ f_i and τ = Σ (R r_i) × f_i.
+  glm::dvec3 F(0.0), tau(0.0);
+  if (solver.contact != ContactModel::Impulse) {
+    const ContactMaterial<double> material = contactMaterial(b);
+    for (std::size_t i = 0; i < shape.rest.size(); ++i) {
+      glm::dvec3 r = body.rotation * shape.rest[i];
+      glm::dvec3 vi = body.velocity + glm::cross(body.angularVelocity, r);
+      for (const auto& collider : scene_.colliders) {
+        SdfSample<double> s = sdfCollider(collider, body.centre + r);
+        glm::dvec3 f =
+            penaltyForce(solver.penalty, s.phi, s.gradient, vi, shape.mass[i], material.friction, h);
+        F += f;
+        tau += glm::cross(r, f);
+      }
+    }
+  }
+  body.velocity = (body.velocity + h * (scene_.gravity + F / shape.totalMass)) * scene_.linearDamping;
+  body.angularVelocity = body.angularVelocity * scene_.angularDamping + h * (worldInverseInertia(b) * tau);
+
+  // 2. Collision: averaged impulse and push-out by the deepest point. SPEC §3 resolves contacts
+  //    here, before the position update; with collide_after (the default) they are resolved once,
+  //    after it instead, so that no particle ends the step inside a collider. Measured on the lab
+  //    scene, the literal order leaves a resting bunny rocking (docs/solver.md).
+  const bool contactsAfter = solver.collideAfter;
+  if (solver.contact == ContactModel::Impulse && !contactsAfter) resolveBodyContacts(b);
+
+  // 3. Positions: x ← x + h v; q ← normalize(q + [0, h/2 ω] ⊗ q).
+  body.centre += h * body.velocity;
+  glm::dquat q = integrateOrientation(quaternionFromRotation(body.rotation), body.angularVelocity, h);
+  body.rotation = rotationMatrix(q);
+
+  if (solver.contact == ContactModel::Impulse && contactsAfter) resolveBodyContacts(b);
+  writeParticlesFromBody(b);
+}
+
+void ReferenceWorld::resolveBodyContacts(std::size_t b) {
+  // First pass: impulse and push-out per collider, in scene order (as the lab does per plane).
+  bool penetrating = false;
+  for (const auto& collider : scene_.colliders) penetrating |= rigidContact(b, collider, true);
+  // Push-outs along one collider's normal can push into another (a wedge); a few positional
+  // passes settle that. Planes at right angles need none.
+  for (int pass = 0; pass < 4 && penetrating; ++pass) {
+    penetrating = false;
+    for (const auto& collider : scene_.colliders) penetrating |= rigidContact(b, collider, false);
+  }
+}
+
+bool ReferenceWorld::rigidContact(std::size_t b, const Collider<double>& collider,
+                                  bool applyImpulse) {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  const SolverSettings& solver = scene_.solver;
+  BodyState& body = bodies_[b];
+  // Contacts: particles within the contact margin of the surface (SPEC §4, "φ < ε with a
+  // buffer"), so that all the points a resting body stands on take part, not only the one that
+  // dipped below the surface this step.
+  const double margin = contactMargin();
+  struct Contact {
+    glm::dvec3 r, normal;
+  };
+  std::vector<Contact> contacts;
+  double deepest = 0;
+  glm::dvec3 deepestNormal(0.0);
+  for (const glm::dvec3& rest : shape.rest) {
+    glm::dvec3 r = body.rotation * rest;
+    SdfSample<double> s = sdfCollider(collider, body.centre + r);
+    if (!(s.phi < margin)) continue;
+    contacts.push_back({r, s.gradient});
+    if (-s.phi > deepest) {
+      deepest = -s.phi;
+      deepestNormal = s.gradient;
+    }
+  }
+  if (applyImpulse && !contacts.empty()) {
+    const glm::dmat3 Iinv = worldInverseInertia(b);
+    ContactMaterial<double> material = contactMaterial(b);
+    for (int iteration = 0; iteration < solver.contactIterations; ++iteration) {
+      // SPEC §3 step 2: one virtual contact point r_c, the average of the approaching contacts.
+      glm::dvec3 sumR(0.0), sumN(0.0);
+      int approaching = 0;
+      for (const Contact& c : contacts) {
+        glm::dvec3 vi = body.velocity + glm::cross(body.angularVelocity, c.r);
+        if (glm::dot(vi, c.normal) < 0) {
+          sumR += c.r;
+          sumN += c.normal;
+          ++approaching;
+        }
+      }
+      if (approaching == 0) break;
+      glm::dvec3 rc = sumR / double(approaching);
+      double nlen = glm::length(sumN);
+      glm::dvec3 n = nlen > 1e-12 ? sumN / nlen : contacts.front().normal;
+      glm::dvec3 vc = body.velocity + glm::cross(body.angularVelocity, rc);
+      glm::dvec3 vWanted = impulseResponse(vc, n, material);
+      glm::dvec3 j = impulseAtPoint(1.0 / shape.totalMass, Iinv, rc, vc, vWanted);
+      body.velocity += j / shape.totalMass;
+      body.angularVelocity += Iinv * glm::cross(rc, j);
+      // Later iterations only stop contacts that still approach: the bounce was the first's.
+      material.restitution = 0;
+    }
+  }
+  if (deepest > 0) body.centre += deepest * deepestNormal;  // "move the body out" (SPEC §3)
+  return deepest > 1e-12 * std::max(1.0, shape.boundingRadius);
+}
+
+double ReferenceWorld::contactMargin() const {
+  if (scene_.solver.contactMargin >= 0) return scene_.solver.contactMargin;
+  // Auto: two steps of free fall from rest, 2|g|h², the depth a resting body sinks per step.
+  const double h = scene_.stepDt();
+  return 2.0 * glm::length(scene_.gravity) * h * h;
+}
+
+glm::dquat ReferenceWorld::orientation(std::size_t b) const {
+  return quaternionFromRotation(bodies_[b].rotation);
+}
+
+std::vector<glm::dvec3> ReferenceWorld::particlePositions(std::size_t b) const {
+  return {x_.begin() + particleOffset_[b], x_.begin() + particleOffset_[b + 1]};
+}
+
+std::vector<glm::dvec3> ReferenceWorld::particleVelocities(std::size_t b) const {
+  return {v_.begin() + particleOffset_[b], v_.begin() + particleOffset_[b + 1]};
+}
+
+double ReferenceWorld::kineticEnergy() const {
+  double e = 0;
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+    for (std::size_t i = 0; i < shape.rest.size(); ++i) {
+      const glm::dvec3& v = v_[particleOffset_[b] + i];
+      e += 0.5 * shape.mass[i] * glm::dot(v, v);
+    }
+  }
+  return e;
+}
+
+glm::dvec3 ReferenceWorld::linearMomentum() const {
+  glm::dvec3 p(0.0);
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+    for (std::size_t i = 0; i < shape.rest.size(); ++i)
+      p += shape.mass[i] * v_[particleOffset_[b] + i];
+  }
+  return p;
+}
+
+glm::dvec3 ReferenceWorld::angularMomentum() const {
+  glm::dvec3 l(0.0);
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+    for (std::size_t i = 0; i < shape.rest.size(); ++i) {
+      std::size_t k = particleOffset_[b] + i;
+      l += shape.mass[i] * glm::cross(x_[k], v_[k]);
+    }
+  }
+  return l;
+}
+
+double ReferenceWorld::deepestPenetration() const {
+  double deepest = 0;
+  for (const glm::dvec3& x : x_)
+    for (const auto& collider : scene_.colliders)
+      deepest = std::max(deepest, -sdfCollider(collider, x).phi);
+  return deepest;
+}
+
+double ReferenceWorld::maxParticleSpeed() const {
+  double s = 0;
+  for (const glm::dvec3& v : v_) s = std::max(s, glm::length(v));
+  return s;
+}
+
+bool ReferenceWorld::finite() const {
+  auto ok = [](const glm::dvec3& a) {
+    return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z);
+  };
+  return std::all_of(x_.begin(), x_.end(), ok) && std::all_of(v_.begin(), v_.end(), ok);
+}
+
+StepObservation ReferenceWorld::observation() const {
+  StepObservation o;
+  o.step = steps_;
+  o.finite = finite();
+  o.deepestPenetration = deepestPenetration();
+  o.particleMin = glm::dvec3(1e300);
+  o.particleMax = glm::dvec3(-1e300);
+  for (const glm::dvec3& x : x_) {
+    o.particleMin = glm::min(o.particleMin, x);
+    o.particleMax = glm::max(o.particleMax, x);
+  }
+  return o;
+}
+
+}  // namespace smash

@@ -1,0 +1,80 @@
+// The CPU reference: serial, double precision, written to be read next to SPEC.md.
+//
+// It is the oracle every fast backend is compared against, so clarity beats speed here. It shares
+// with the fast path only the unit-tested math primitives of kernels/math (rotation extraction,
+// SDFs, the contact response formulas), instantiated in double; each primitive has its own
+// independent oracle in tests/ (an SVD, finite differences, closed forms).
+//
+// Both course methods keep the same body state (centre c, rotation R, linear velocity v, angular
+// velocity ω); the shape-matching method additionally keeps per-particle positions and velocities,
+// which are what SPEC §2 integrates.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scene/run_checks.h"
+#include "scene/scene.h"
+
+namespace smash {
+
+struct BodyState {
+  glm::dvec3 centre{0.0};
+  glm::dmat3 rotation{1.0};
+  glm::dvec3 velocity{0.0};
+  glm::dvec3 angularVelocity{0.0};
+};
+
+class ReferenceWorld {
+ public:
+  explicit ReferenceWorld(Scene scene);
+
+  /// One solver step of length scene().stepDt().
+  void step();
+  /// One frame: scene().substeps steps.
+  void stepFrame();
+
+  const Scene& scene() const { return scene_; }
+  std::int64_t stepCount() const { return steps_; }
+  double time() const { return static_cast<double>(steps_) * scene_.stepDt(); }
+  std::size_t bodyCount() const { return bodies_.size(); }
+  const BodyState& body(std::size_t b) const { return bodies_[b]; }
+  glm::dquat orientation(std::size_t b) const;
+
+  /// World positions / velocities of the particles of body b.
+  std::vector<glm::dvec3> particlePositions(std::size_t b) const;
+  std::vector<glm::dvec3> particleVelocities(std::size_t b) const;
+
+  /// Σ ½ m_i ‖v_i‖² over all particles (equals the rigid ½Mv² + ½ωᵀIω of the bodies).
+  double kineticEnergy() const;
+  /// Total linear and angular momentum (about the origin).
+  glm::dvec3 linearMomentum() const;
+  glm::dvec3 angularMomentum() const;
+  /// Deepest penetration of any particle into any static collider, ≥ 0.
+  double deepestPenetration() const;
+  double maxParticleSpeed() const;
+  /// All positions and velocities finite.
+  bool finite() const;
+  /// What RunChecks needs after a step.
+  StepObservation observation() const;
+
+ private:
+  void stepShapeMatching(std::size_t b, double h);
+  void stepImpulse(std::size_t b, double h);
+  /// Body-level contact against every collider: the averaged impulse of SPEC §3 (when
+  /// applyImpulse) and a rigid translation out of the collider along the deepest point's normal.
+  void resolveBodyContacts(std::size_t b);
+  bool rigidContact(std::size_t b, const Collider<double>& collider, bool applyImpulse);
+  void writeParticlesFromBody(std::size_t b);
+  double contactMargin() const;
+  glm::dmat3 worldInverseInertia(std::size_t b) const;
+  ContactMaterial<double> contactMaterial(std::size_t b) const;
+
+  Scene scene_;
+  std::vector<BodyState> bodies_;
+  std::vector<std::size_t> particleOffset_;  // (nbody + 1): particles of b are [off[b], off[b+1])
+  std::vector<glm::dvec3> x_, v_;             // (nparticle) shape matching state
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace smash

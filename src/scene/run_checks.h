@@ -1,0 +1,44 @@
+// The verdict of a run: the scene's own `checks` plus "everything stayed finite", evaluated from
+// observations taken after every step. Backend-agnostic: any world that can report these numbers
+// can be judged, so the runner and the tests share one definition of "the scene worked".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scene/scene.h"
+
+namespace smash {
+
+struct StepObservation {
+  std::int64_t step = 0;
+  bool finite = true;
+  double deepestPenetration = 0;
+  glm::dvec3 particleMin{0.0}, particleMax{0.0};  ///< bounds of all particles
+};
+
+struct Verdict {
+  bool pass = true;
+  std::vector<std::string> lines;  ///< one per check: "ok ..." or "FAIL ..."
+};
+
+class RunChecks {
+ public:
+  explicit RunChecks(const SceneChecks& checks) : checks_(checks) {}
+  void observe(const StepObservation& o);
+  /// finalMaxSpeed: largest particle speed at the end of the run.
+  Verdict finish(double finalMaxSpeed) const;
+
+  double deepestPenetration() const { return deepest_; }
+  std::int64_t deepestStep() const { return deepestStep_; }
+
+ private:
+  SceneChecks checks_;
+  double deepest_ = 0;
+  std::int64_t deepestStep_ = 0, observed_ = 0;
+  std::int64_t firstNonFinite_ = -1, firstOutOfBounds_ = -1;
+  glm::dvec3 worstMin_{1e300}, worstMax_{-1e300};
+};
+
+}  // namespace smash

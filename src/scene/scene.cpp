@@ -1,0 +1,481 @@
+#include "scene/scene.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/random.h"
+
+namespace smash {
+namespace {
+
+using Json = nlohmann::json;
+
+// Reads one JSON object, remembering which keys were used so that unknown keys (typos) are
+// reported instead of silently ignored. Every error names the file and the field path.
+class Fields {
+ public:
+  Fields(const Json& j, std::string file, std::string path)
+      : j_(j), file_(std::move(file)), path_(std::move(path)) {
+    if (!j_.is_object()) fail("must be an object");
+  }
+
+  [[noreturn]] void fail(const std::string& what) const { failAt(path_, what); }
+  [[noreturn]] void failAt(const std::string& field, const std::string& what) const {
+    throw InputError(file_ + ": " + (field.empty() ? std::string("(top level)") : field) + ": " +
+                     what);
+  }
+  std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& file() const { return file_; }
+
+  bool has(const std::string& key) const { return j_.contains(key); }
+
+  const Json* get(const std::string& key) {
+    used_.insert(key);
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  const Json& require(const std::string& key) {
+    const Json* v = get(key);
+    if (!v) failAt(at(key), "is required");
+    return *v;
+  }
+
+  double number(const std::string& key, double fallback) {
+    const Json* v = get(key);
+    return v ? toNumber(*v, at(key)) : fallback;
+  }
+  double requireNumber(const std::string& key) { return toNumber(require(key), at(key)); }
+  double positive(const std::string& key, double fallback) {
+    double x = number(key, fallback);
+    if (!(x > 0)) failAt(at(key), "must be > 0, got " + show(x));
+    return x;
+  }
+  double nonNegative(const std::string& key, double fallback) {
+    double x = number(key, fallback);
+    if (!(x >= 0)) failAt(at(key), "must be >= 0, got " + show(x));
+    return x;
+  }
+  double unitInterval(const std::string& key, double fallback) {
+    double x = number(key, fallback);
+    if (!(x >= 0 && x <= 1)) failAt(at(key), "must be in [0, 1], got " + show(x));
+    return x;
+  }
+  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t lo,
+                       std::int64_t hi) {
+    const Json* v = get(key);
+    if (!v) return fallback;
+    return toInteger(*v, at(key), lo, hi);
+  }
+  bool boolean(const std::string& key, bool fallback) {
+    const Json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) failAt(at(key), "must be true or false");
+    return v->get<bool>();
+  }
+  std::string string(const std::string& key, const std::string& fallback) {
+    const Json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_string()) failAt(at(key), "must be a string");
+    return v->get<std::string>();
+  }
+  std::string choice(const std::string& key, const std::string& fallback,
+                     const std::vector<std::string>& allowed) {
+    std::string s = string(key, fallback);
+    for (const auto& a : allowed)
+      if (a == s) return s;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("'" + a + "'");
+    failAt(at(key), "'" + s + "' is not one of " + list);
+  }
+  glm::dvec3 vec3(const std::string& key, glm::dvec3 fallback) {
+    const Json* v = get(key);
+    return v ? toVec3(*v, at(key)) : fallback;
+  }
+  glm::dvec3 requireVec3(const std::string& key) { return toVec3(require(key), at(key)); }
+
+  /// Unknown keys are errors: a typo must not silently fall back to a default.
+  void finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (!used_.count(it.key())) {
+        std::string known;
+        for (const auto& k : used_) known += (known.empty() ? "" : ", ") + k;
+        failAt(at(it.key()), "unknown key (known here: " + known + ")");
+      }
+  }
+
+  double toNumber(const Json& v, const std::string& field) const {
+    if (!v.is_number()) failAt(field, "must be a number");
+    double x = v.get<double>();
+    if (!std::isfinite(x)) failAt(field, "must be finite, got " + show(x));
+    return x;
+  }
+  std::int64_t toInteger(const Json& v, const std::string& field, std::int64_t lo,
+                         std::int64_t hi) const {
+    if (!v.is_number_integer()) failAt(field, "must be an integer");
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+      failAt(field, "must be at most " + std::to_string(hi));
+    std::int64_t x = v.get<std::int64_t>();
+    if (x < lo || x > hi)
+      failAt(field, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                        std::to_string(x));
+    return x;
+  }
+  glm::dvec3 toVec3(const Json& v, const std::string& field) const {
+    if (!v.is_array() || v.size() != 3) failAt(field, "must be an array of 3 numbers");
+    glm::dvec3 r;
+    for (int k = 0; k < 3; ++k) r[k] = toNumber(v[k], field + "[" + std::to_string(k) + "]");
+    return r;
+  }
+  static std::string show(double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+  }
+
+ private:
+  const Json& j_;
+  std::string file_, path_;
+  std::set<std::string> used_;
+};
+
+glm::dvec3 unitVector(Fields& f, const std::string& key, glm::dvec3 fallback) {
+  glm::dvec3 n = f.vec3(key, fallback);
+  double len = glm::length(n);
+  if (!(len > 1e-12)) f.failAt(f.at(key), "must be a non-zero vector");
+  return n / len;
+}
+
+// {"axis": [x,y,z], "degrees": a} or {"quaternion": [w,x,y,z]}
+glm::dquat parseRotation(const Json& j, const std::string& file, const std::string& path) {
+  Fields f(j, file, path);
+  glm::dquat q(1, 0, 0, 0);
+  if (f.has("quaternion")) {
+    const Json& v = f.require("quaternion");
+    if (!v.is_array() || v.size() != 4)
+      f.failAt(f.at("quaternion"), "must be an array of 4 numbers [w, x, y, z]");
+    double c[4];
+    for (int k = 0; k < 4; ++k)
+      c[k] = f.toNumber(v[k], f.at("quaternion") + "[" + std::to_string(k) + "]");
+    q = glm::dquat(c[0], c[1], c[2], c[3]);
+    double len = glm::length(q);
+    if (!(len > 1e-12)) f.failAt(f.at("quaternion"), "must be non-zero");
+    q = q / len;
+  } else {
+    glm::dvec3 axis = unitVector(f, "axis", glm::dvec3(0, 1, 0));
+    double degrees = f.requireNumber("degrees");
+    q = glm::angleAxis(glm::radians(degrees), axis);
+  }
+  f.finish();
+  return q;
+}
+
+glm::dquat optionalRotation(Fields& f, const std::string& key) {
+  const Json* r = f.get(key);
+  return r ? parseRotation(*r, f.file(), f.at(key)) : glm::dquat(1, 0, 0, 0);
+}
+
+Collider<double> parseCollider(const Json& j, const std::string& file, const std::string& path) {
+  Fields f(j, file, path);
+  std::string type =
+      f.choice("type", "", {"plane", "sphere", "box", "capsule", "box_container"});
+  Collider<double> c;
+  if (type == "plane") {
+    c.type = ColliderType::Plane;
+    c.point = f.requireVec3("point");
+    c.normal = unitVector(f, "normal", glm::dvec3(0, 1, 0));
+  } else if (type == "sphere") {
+    c.type = ColliderType::Sphere;
+    c.point = f.requireVec3("center");
+    c.radius = f.positive("radius", 0);
+  } else if (type == "capsule") {
+    c.type = ColliderType::Capsule;
+    c.point = f.requireVec3("a");
+    c.point2 = f.requireVec3("b");
+    c.radius = f.positive("radius", 0);
+  } else {  // box, box_container
+    c.type = type == "box" ? ColliderType::Box : ColliderType::BoxContainer;
+    c.point = f.requireVec3("center");
+    c.halfExtents = f.requireVec3("half_extents");
+    for (int k = 0; k < 3; ++k)
+      if (!(c.halfExtents[k] > 0)) f.failAt(f.at("half_extents"), "every component must be > 0");
+    c.rotation = optionalRotation(f, "rotation");
+  }
+  f.finish();
+  return c;
+}
+
+struct ShapeEntry {
+  std::string name;
+  Shape shape;
+};
+
+Shape parseShape(const std::string& name, const Json& j, const std::string& file,
+                 const std::string& baseDir, const std::string& path) {
+  Fields f(j, file, path);
+  std::string meshRel = f.string("mesh", "");
+  if (meshRel.empty()) f.failAt(f.at("mesh"), "is required (path of an OBJ file)");
+  namespace fs = std::filesystem;
+  fs::path meshPath = fs::path(meshRel).is_absolute() ? fs::path(meshRel) : fs::path(baseDir) / meshRel;
+  if (!fs::exists(meshPath))
+    f.failAt(f.at("mesh"), "file not found: " + meshPath.string());
+  ShapeOptions options;
+  const Json* scale = f.get("scale");
+  if (scale) {
+    if (scale->is_number())
+      options.scale = glm::dvec3(f.toNumber(*scale, f.at("scale")));
+    else
+      options.scale = f.toVec3(*scale, f.at("scale"));
+    for (int k = 0; k < 3; ++k)
+      if (!(options.scale[k] > 0)) f.failAt(f.at("scale"), "must be > 0");
+  }
+  options.particleMass = f.positive("particle_mass", 1.0);
+  if (const Json* s = f.get("sampling")) {
+    Fields sf(*s, file, f.at("sampling"));
+    std::string mode = sf.choice("mode", "vertices", {"vertices", "surface"});
+    if (mode == "surface") {
+      options.sampling = Sampling::Surface;
+      options.sampleCount = static_cast<int>(sf.integer("count", 0, 1, kMaxParticles));
+      if (!sf.has("count")) sf.failAt(sf.at("count"), "is required for surface sampling");
+      options.seed = static_cast<std::uint64_t>(sf.integer("seed", 1, 0, INT64_MAX));
+    }
+    sf.finish();
+  }
+  f.finish();
+  Mesh mesh = loadObj(meshPath.string());
+  return buildShape(name, mesh, options, file + ": " + path);
+}
+
+template <class T>
+int indexByName(const std::vector<T>& items, const std::string& name) {
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (items[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+// Common part of a body and a generator: shape, material and initial motion.
+Body parseBodyCommon(Fields& f, const Scene& scene) {
+  Body b;
+  std::string shape = f.string("shape", "");
+  if (shape.empty()) f.failAt(f.at("shape"), "is required");
+  b.shape = indexByName(scene.shapes, shape);
+  if (b.shape < 0) f.failAt(f.at("shape"), "no shape named '" + shape + "'");
+  std::string material = f.string("material", "default");
+  b.material = indexByName(scene.materials, material);
+  if (b.material < 0)
+    f.failAt(f.at("material"), "no material named '" + material + "' (define it in materials)");
+  b.rotation = optionalRotation(f, "rotation");
+  b.velocity = f.vec3("velocity", glm::dvec3(0.0));
+  b.angularVelocity = f.vec3("angular_velocity", glm::dvec3(0.0));
+  return b;
+}
+
+glm::dquat randomRotation(Random& rng, double maxDegrees) {
+  // Axis uniform on the sphere, angle uniform in [-max, max].
+  double z = rng.uniform(-1, 1), phi = rng.uniform(0, 2 * M_PI);
+  double s = std::sqrt(std::max(0.0, 1 - z * z));
+  glm::dvec3 axis(s * std::cos(phi), s * std::sin(phi), z);
+  return glm::angleAxis(glm::radians(rng.uniform(-maxDegrees, maxDegrees)), axis);
+}
+
+void parseGenerator(const Json& j, const std::string& file, const std::string& path,
+                    Scene& scene) {
+  Fields f(j, file, path);
+  f.choice("type", "", {"grid"});
+  Body proto = parseBodyCommon(f, scene);
+  glm::dvec3 origin = f.requireVec3("origin");
+  const Json& countJson = f.require("count");
+  if (!countJson.is_array() || countJson.size() != 3)
+    f.failAt(f.at("count"), "must be an array of 3 integers");
+  std::int64_t n[3];
+  for (int k = 0; k < 3; ++k)
+    n[k] = f.toInteger(countJson[k], f.at("count") + "[" + std::to_string(k) + "]", 1, kMaxBodies);
+  std::int64_t total = n[0] * n[1] * n[2];
+  if (total + static_cast<std::int64_t>(scene.bodies.size()) > kMaxBodies)
+    f.failAt(f.at("count"), "makes " + std::to_string(total) + " bodies; the limit is " +
+                                std::to_string(kMaxBodies));
+  glm::dvec3 spacing = f.requireVec3("spacing");
+  double jitterPos = 0, jitterRot = 0;
+  std::uint64_t seed = 1;
+  if (const Json* jj = f.get("jitter")) {
+    Fields jf(*jj, file, f.at("jitter"));
+    jitterPos = jf.nonNegative("position", 0);
+    jitterRot = jf.nonNegative("rotation_degrees", 0);
+    seed = static_cast<std::uint64_t>(jf.integer("seed", 1, 0, INT64_MAX));
+    jf.finish();
+  }
+  f.finish();
+  Random rng(seed);
+  for (std::int64_t iz = 0; iz < n[2]; ++iz)
+    for (std::int64_t iy = 0; iy < n[1]; ++iy)
+      for (std::int64_t ix = 0; ix < n[0]; ++ix) {
+        Body b = proto;
+        b.position = origin + glm::dvec3(ix, iy, iz) * spacing;
+        if (jitterPos > 0)
+          b.position += glm::dvec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)) *
+                        jitterPos;
+        if (jitterRot > 0) b.rotation = randomRotation(rng, jitterRot) * b.rotation;
+        scene.bodies.push_back(b);
+      }
+}
+
+void parseSolver(const Json& j, const std::string& file, Scene& scene) {
+  Fields f(j, file, "solver");
+  SolverSettings& s = scene.solver;
+  s.method = f.choice("method", "shape_matching", {"shape_matching", "impulse"}) == "impulse"
+                 ? Method::Impulse
+                 : Method::ShapeMatching;
+  s.rotation = f.choice("rotation", "optimal", {"optimal", "seeds"}) == "seeds"
+                   ? RotationFit::Seeds
+                   : RotationFit::Optimal;
+  s.collideAfter = f.boolean("collide_after", true);
+  s.restitutionThreshold = f.nonNegative("restitution_threshold", 0.0);
+  if (f.has("contact_margin")) s.contactMargin = f.nonNegative("contact_margin", 0.0);
+  s.contactIterations = static_cast<int>(f.integer("contact_iterations", 16, 1, 1000));
+  if (const Json* c = f.get("contact")) {
+    Fields cf(*c, file, "solver.contact");
+    std::string model = cf.choice("model", "impulse",
+                                  {"impulse", "penalty_linear", "penalty_buffered", "penalty_barrier"});
+    s.contact = model == "impulse"            ? ContactModel::Impulse
+                : model == "penalty_linear"   ? ContactModel::PenaltyLinear
+                : model == "penalty_buffered" ? ContactModel::PenaltyBuffered
+                                              : ContactModel::PenaltyBarrier;
+    s.penalty.model = s.contact;
+    s.penalty.stiffness = cf.nonNegative("stiffness", 0);
+    s.penalty.buffer = cf.nonNegative("buffer", 0);
+    s.penalty.barrier = cf.nonNegative("barrier", 0);
+    if ((s.contact == ContactModel::PenaltyLinear || s.contact == ContactModel::PenaltyBuffered) &&
+        !(s.penalty.stiffness > 0))
+      cf.failAt(cf.at("stiffness"), "must be > 0 for model '" + model + "'");
+    if ((s.contact == ContactModel::PenaltyBuffered || s.contact == ContactModel::PenaltyBarrier) &&
+        !(s.penalty.buffer > 0))
+      cf.failAt(cf.at("buffer"), "must be > 0 for model '" + model + "'");
+    if (s.contact == ContactModel::PenaltyBarrier && !(s.penalty.barrier > 0))
+      cf.failAt(cf.at("barrier"), "must be > 0 for model 'penalty_barrier'");
+    cf.finish();
+  }
+  f.finish();
+}
+
+void parseChecks(const Json& j, const std::string& file, Scene& scene) {
+  Fields f(j, file, "checks");
+  if (f.has("max_penetration")) scene.checks.maxPenetration = f.nonNegative("max_penetration", 0);
+  if (f.has("rest_speed")) scene.checks.restSpeed = f.nonNegative("rest_speed", 0);
+  if (f.has("bounds")) {
+    Fields bf(*f.get("bounds"), file, "checks.bounds");
+    glm::dvec3 lo = bf.requireVec3("min"), hi = bf.requireVec3("max");
+    for (int k = 0; k < 3; ++k)
+      if (!(lo[k] < hi[k])) bf.failAt(bf.at("max"), "must be greater than min in every axis");
+    bf.finish();
+    scene.checks.boundsMin = lo;
+    scene.checks.boundsMax = hi;
+  }
+  f.finish();
+}
+
+}  // namespace
+
+const char* methodName(Method m) { return m == Method::Impulse ? "impulse" : "shape_matching"; }
+
+Scene parseScene(const std::string& text, const std::string& file, const std::string& baseDir) {
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw InputError(file + ": malformed JSON: " + e.what());
+  }
+  Scene scene;
+  scene.path = file;
+  Fields f(root, file, "");
+  scene.name = f.string("name", std::filesystem::path(file).stem().string());
+  scene.dt = f.positive("dt", 1.0 / 60);
+  scene.substeps = static_cast<int>(f.integer("substeps", 1, 1, 100000));
+  scene.frames = static_cast<int>(f.integer("frames", 100, 0, 100000000));
+  scene.gravity = f.vec3("gravity", glm::dvec3(0, -9.8, 0));
+  if (const Json* d = f.get("damping")) {
+    Fields df(*d, file, "damping");
+    scene.linearDamping = df.unitInterval("linear", 1.0);
+    scene.angularDamping = df.unitInterval("angular", 1.0);
+    df.finish();
+  }
+  if (const Json* s = f.get("solver")) parseSolver(*s, file, scene);
+
+  const Json& materials = f.require("materials");
+  {
+    Fields mf(materials, file, "materials");
+    for (auto it = materials.begin(); it != materials.end(); ++it) {
+      Fields m(it.value(), file, "materials." + it.key());
+      Material mat;
+      mat.name = it.key();
+      mat.restitution = m.unitInterval("restitution", 0.5);
+      mat.friction = m.nonNegative("friction", 0.2);
+      m.finish();
+      mf.get(it.key());
+      scene.materials.push_back(mat);
+    }
+    if (scene.materials.empty()) mf.fail("define at least one material");
+  }
+  if (const Json* cs = f.get("colliders")) {
+    if (!cs->is_array()) f.failAt("colliders", "must be an array");
+    for (std::size_t i = 0; i < cs->size(); ++i)
+      scene.colliders.push_back(parseCollider((*cs)[i], file, "colliders[" + std::to_string(i) + "]"));
+  }
+  const Json& shapes = f.require("shapes");
+  {
+    Fields sf(shapes, file, "shapes");
+    for (auto it = shapes.begin(); it != shapes.end(); ++it) {
+      sf.get(it.key());
+      scene.shapes.push_back(parseShape(it.key(), it.value(), file, baseDir, "shapes." + it.key()));
+    }
+    if (scene.shapes.empty()) sf.fail("define at least one shape");
+  }
+  if (const Json* bs = f.get("bodies")) {
+    if (!bs->is_array()) f.failAt("bodies", "must be an array");
+    if (static_cast<std::int64_t>(bs->size()) > kMaxBodies)
+      f.failAt("bodies", "too many bodies (limit " + std::to_string(kMaxBodies) + ")");
+    for (std::size_t i = 0; i < bs->size(); ++i) {
+      Fields bf((*bs)[i], file, "bodies[" + std::to_string(i) + "]");
+      Body b = parseBodyCommon(bf, scene);
+      b.position = bf.requireVec3("position");
+      bf.finish();
+      scene.bodies.push_back(b);
+    }
+  }
+  if (const Json* gs = f.get("generators")) {
+    if (!gs->is_array()) f.failAt("generators", "must be an array");
+    for (std::size_t i = 0; i < gs->size(); ++i)
+      parseGenerator((*gs)[i], file, "generators[" + std::to_string(i) + "]", scene);
+  }
+  if (const Json* c = f.get("checks")) parseChecks(*c, file, scene);
+  f.finish();
+
+  std::int64_t particles = 0;
+  for (const Body& b : scene.bodies) particles += static_cast<std::int64_t>(scene.shapes[b.shape].rest.size());
+  if (particles > kMaxParticles)
+    throw InputError(file + ": bodies: " + std::to_string(particles) +
+                     " particles in all exceed the limit of " + std::to_string(kMaxParticles));
+  if (scene.solver.rotation == RotationFit::Seeds)
+    for (const Shape& s : scene.shapes)
+      if (!s.aqqInvertible)
+        throw InputError(file + ": solver.rotation: 'seeds' needs A_qq invertible, but the "
+                         "particles of shape '" + s.name + "' do not span 3D");
+  return scene;
+}
+
+Scene loadScene(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open scene file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string baseDir = std::filesystem::path(path).parent_path().string();
+  if (baseDir.empty()) baseDir = ".";
+  return parseScene(buffer.str(), path, baseDir);
+}
+
+}  // namespace smash

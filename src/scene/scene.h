@@ -1,0 +1,93 @@
+// Scenes: the JSON format (documented in docs/scene-format.md) and its validated, fully built
+// in-memory form. loadScene either returns a complete Scene or throws an InputError that names
+// the file and the field; nothing is ever half-loaded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <glm/glm.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include "core/shape.h"
+#include "math/contact.h"
+#include "math/sdf.h"
+
+namespace smash {
+
+enum class Method { ShapeMatching, Impulse };
+enum class RotationFit {
+  Optimal,  ///< R = rotation part of A_pq (default; minimises the matching objective)
+  Seeds,    ///< R = rotation part of A_pq A_qq⁻¹, as in the course seeds
+};
+
+struct SolverSettings {
+  Method method = Method::ShapeMatching;
+  RotationFit rotation = RotationFit::Optimal;
+  bool collideAfter = true;  ///< second contact pass at the end of the step (SPEC §2.6)
+  ContactModel contact = ContactModel::Impulse;
+  PenaltyParams<double> penalty;  ///< used when contact is one of the penalty models
+  double restitutionThreshold = 0.0;
+  /// Particles closer than this to a collider take part in the body-level contact; < 0 = auto
+  /// (2|g|h², the distance a resting body sinks in one step).
+  double contactMargin = -1.0;
+  /// Passes of the averaged contact impulse over the contacts that still approach.
+  int contactIterations = 16;
+};
+
+struct Material {
+  std::string name;
+  double restitution = 0.5;
+  double friction = 0.2;
+};
+
+struct Body {
+  int shape = 0;     ///< index into Scene::shapes
+  int material = 0;  ///< index into Scene::materials
+  glm::dvec3 position{0.0};  ///< centre of mass, world
+  glm::dquat rotation{1, 0, 0, 0};
+  glm::dvec3 velocity{0.0};
+  glm::dvec3 angularVelocity{0.0};
+};
+
+/// Pass/fail checks a scene states about its own outcome (used by the runner's verdict).
+struct SceneChecks {
+  std::optional<double> maxPenetration;  ///< deepest penetration allowed at the end of any step
+  std::optional<double> restSpeed;       ///< max particle speed at the end of the run
+  std::optional<glm::dvec3> boundsMin, boundsMax;  ///< every particle stays inside, every step
+};
+
+struct Scene {
+  std::string name;
+  std::string path;       ///< file it came from ("" when built in code)
+  double dt = 1.0 / 60;   ///< frame time step; one solver step is dt / substeps
+  int substeps = 1;
+  int frames = 100;
+  glm::dvec3 gravity{0, -9.8, 0};
+  double linearDamping = 1.0;   ///< α of SPEC §2.1 / §3.1 (linear_decay)
+  double angularDamping = 1.0;  ///< angular_decay of SPEC §3.1
+  SolverSettings solver;
+  std::vector<Material> materials;
+  std::vector<Collider<double>> colliders;
+  std::vector<Shape> shapes;
+  std::vector<Body> bodies;
+  SceneChecks checks;
+
+  double stepDt() const { return dt / substeps; }
+};
+
+/// Reads, validates and builds a scene file (meshes are loaded relative to the file).
+Scene loadScene(const std::string& path);
+
+/// Same from JSON text; `name` labels errors and `baseDir` resolves mesh paths.
+Scene parseScene(const std::string& text, const std::string& name, const std::string& baseDir);
+
+const char* methodName(Method m);
+
+/// Hard limits checked at load (32-bit particle indices in the device pipeline).
+constexpr std::int64_t kMaxBodies = 1 << 24;
+constexpr std::int64_t kMaxParticles = 0x7fffffff;
+
+}  // namespace smash
