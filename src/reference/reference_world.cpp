@@ -180,58 +180,111 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b) {
 bool ReferenceWorld::rigidContact(std::size_t b, const Collider<double>& collider,
                                   bool applyImpulse) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
-  const SolverSettings& solver = scene_.solver;
   BodyState& body = bodies_[b];
   // Contacts: particles within the contact margin of the surface (SPEC §4, "φ < ε with a
   // buffer"), so that all the points a resting body stands on take part, not only the one that
   // dipped below the surface this step.
   const double margin = contactMargin();
-  struct Contact {
-    glm::dvec3 r, normal;
-  };
-  std::vector<Contact> contacts;
+  std::vector<ContactPoint> contacts;
   double deepest = 0;
   glm::dvec3 deepestNormal(0.0);
   for (const glm::dvec3& rest : shape.rest) {
     glm::dvec3 r = body.rotation * rest;
     SdfSample<double> s = sdfCollider(collider, body.centre + r);
     if (!(s.phi < margin)) continue;
-    contacts.push_back({r, s.gradient});
+    contacts.push_back({r, s.gradient, s.phi});
     if (-s.phi > deepest) {
       deepest = -s.phi;
       deepestNormal = s.gradient;
     }
   }
   if (applyImpulse && !contacts.empty()) {
-    const glm::dmat3 Iinv = worldInverseInertia(b);
-    ContactMaterial<double> material = contactMaterial(b);
-    for (int iteration = 0; iteration < solver.contactIterations; ++iteration) {
-      // SPEC §3 step 2: one virtual contact point r_c, the average of the approaching contacts.
-      glm::dvec3 sumR(0.0), sumN(0.0);
-      int approaching = 0;
-      for (const Contact& c : contacts) {
-        glm::dvec3 vi = body.velocity + glm::cross(body.angularVelocity, c.r);
-        if (glm::dot(vi, c.normal) < 0) {
-          sumR += c.r;
-          sumN += c.normal;
-          ++approaching;
-        }
-      }
-      if (approaching == 0) break;
-      glm::dvec3 rc = sumR / double(approaching);
-      double nlen = glm::length(sumN);
-      glm::dvec3 n = nlen > 1e-12 ? sumN / nlen : contacts.front().normal;
-      glm::dvec3 vc = body.velocity + glm::cross(body.angularVelocity, rc);
-      glm::dvec3 vWanted = impulseResponse(vc, n, material);
-      glm::dvec3 j = impulseAtPoint(1.0 / shape.totalMass, Iinv, rc, vc, vWanted);
-      body.velocity += j / shape.totalMass;
-      body.angularVelocity += Iinv * glm::cross(rc, j);
-      // Later iterations only stop contacts that still approach: the bounce was the first's.
-      material.restitution = 0;
-    }
+    if (scene_.solver.contactSolver == ContactSolver::Averaged)
+      averagedImpulse(b, contacts);
+    else
+      sequentialImpulses(b, contacts);
   }
   if (deepest > 0) body.centre += deepest * deepestNormal;  // "move the body out" (SPEC §3)
   return deepest > 1e-12 * std::max(1.0, shape.boundingRadius);
+}
+
+// SPEC §3 step 2, literally: one virtual contact point r_c, the average of the approaching
+// contacts, and the impulse that gives it the velocity of the SPEC §4 response.
+void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<ContactPoint>& contacts) {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  BodyState& body = bodies_[b];
+  glm::dvec3 sumR(0.0), sumN(0.0);
+  int approaching = 0;
+  for (const ContactPoint& c : contacts) {
+    glm::dvec3 vi = body.velocity + glm::cross(body.angularVelocity, c.r);
+    if (c.phi < 0 && glm::dot(vi, c.normal) < 0) {
+      sumR += c.r;
+      sumN += c.normal;
+      ++approaching;
+    }
+  }
+  if (approaching == 0) return;
+  glm::dvec3 rc = sumR / double(approaching);
+  double nlen = glm::length(sumN);
+  glm::dvec3 n = nlen > 1e-12 ? sumN / nlen : contacts.front().normal;
+  glm::dvec3 vc = body.velocity + glm::cross(body.angularVelocity, rc);
+  glm::dvec3 vWanted = impulseResponse(vc, n, contactMaterial(b));
+  const glm::dmat3 Iinv = worldInverseInertia(b);
+  glm::dvec3 j = impulseAtPoint(1.0 / shape.totalMass, Iinv, rc, vc, vWanted);
+  body.velocity += j / shape.totalMass;
+  body.angularVelocity += Iinv * glm::cross(rc, j);
+}
+
+// Sequential impulses (Catto 2005, as in Box2D): every contact point gets its own normal impulse
+// λ_N ≥ 0 and friction impulse |λ_T| ≤ μ λ_N, solved by Gauss–Seidel sweeps over the points.
+// Because accumulated impulses are clamped, not each increment, a later sweep can take back an
+// earlier push, so the total normal impulse is what the contacts need (no over-counted friction)
+// and several resting points share the load (no rocking). The targets follow SPEC §4: a contact
+// approaching faster than the restitution threshold rebounds at −μ_N v_N; one still above the
+// surface may approach by φ/h (it reaches the surface in one step, no earlier).
+void ReferenceWorld::sequentialImpulses(std::size_t b, std::vector<ContactPoint>& contacts) {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  BodyState& body = bodies_[b];
+  const ContactMaterial<double> material = contactMaterial(b);
+  const double invMass = 1.0 / shape.totalMass, h = scene_.stepDt();
+  const glm::dmat3 Iinv = worldInverseInertia(b);
+  auto pointVelocity = [&](const glm::dvec3& r) {
+    return body.velocity + glm::cross(body.angularVelocity, r);
+  };
+  auto applyImpulse = [&](const glm::dvec3& r, const glm::dvec3& j) {
+    body.velocity += invMass * j;
+    body.angularVelocity += Iinv * glm::cross(r, j);
+  };
+  for (ContactPoint& c : contacts) {
+    glm::dmat3 rx = skew(c.r);
+    c.K = glm::dmat3(invMass) - rx * Iinv * rx;  // velocity change at r per unit impulse
+    double vn = glm::dot(pointVelocity(c.r), c.normal);
+    c.targetNormalVelocity = c.phi > 0 ? -c.phi / h : 0.0;
+    if (vn < -material.restitutionThreshold) c.targetNormalVelocity = std::max(c.targetNormalVelocity, -material.restitution * vn);
+  }
+  for (int iteration = 0; iteration < scene_.solver.contactIterations; ++iteration) {
+    for (ContactPoint& c : contacts) {
+      // Normal: drive v·n to the target, keeping the accumulated impulse non-negative.
+      double vn = glm::dot(pointVelocity(c.r), c.normal);
+      double kn = glm::dot(c.normal, c.K * c.normal);
+      double lambda = std::max(c.lambdaNormal + (c.targetNormalVelocity - vn) / kn, 0.0);
+      applyImpulse(c.r, (lambda - c.lambdaNormal) * c.normal);
+      c.lambdaNormal = lambda;
+      // Friction: remove the sliding velocity, within the Coulomb cone |λ_T| ≤ μ λ_N.
+      glm::dvec3 v = pointVelocity(c.r);
+      glm::dvec3 vt = v - glm::dot(v, c.normal) * c.normal;
+      double vtLen = glm::length(vt);
+      glm::dvec3 lambdaT = c.lambdaTangent;
+      if (vtLen > 1e-14) {
+        glm::dvec3 t = vt / vtLen;
+        lambdaT -= (vtLen / glm::dot(t, c.K * t)) * t;
+      }
+      double limit = material.friction * c.lambdaNormal, len = glm::length(lambdaT);
+      if (len > limit) lambdaT *= limit / len;
+      applyImpulse(c.r, lambdaT - c.lambdaTangent);
+      c.lambdaTangent = lambdaT;
+    }
+  }
 }
 
 double ReferenceWorld::contactMargin() const {

@@ -65,6 +65,17 @@ class ReferenceWorld {
   /// applyImpulse) and a rigid translation out of the collider along the deepest point's normal.
   void resolveBodyContacts(std::size_t b);
   bool rigidContact(std::size_t b, const Collider<double>& collider, bool applyImpulse);
+  struct ContactPoint {
+    glm::dvec3 r;       // world offset from the centre of mass
+    glm::dvec3 normal;  // unit SDF gradient
+    double phi;         // signed distance
+    glm::dmat3 K{0.0};  // point velocity change per unit impulse
+    double targetNormalVelocity = 0;
+    double lambdaNormal = 0;
+    glm::dvec3 lambdaTangent{0.0};
+  };
+  void averagedImpulse(std::size_t b, const std::vector<ContactPoint>& contacts);
+  void sequentialImpulses(std::size_t b, std::vector<ContactPoint>& contacts);
   void writeParticlesFromBody(std::size_t b);
   double contactMargin() const;
   glm::dmat3 worldInverseInertia(std::size_t b) const;

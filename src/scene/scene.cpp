@@ -337,6 +337,9 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.collideAfter = f.boolean("collide_after", true);
   s.restitutionThreshold = f.nonNegative("restitution_threshold", 0.0);
   if (f.has("contact_margin")) s.contactMargin = f.nonNegative("contact_margin", 0.0);
+  s.contactSolver = f.choice("contact_solver", "sequential", {"sequential", "averaged"}) == "averaged"
+                        ? ContactSolver::Averaged
+                        : ContactSolver::Sequential;
   s.contactIterations = static_cast<int>(f.integer("contact_iterations", 16, 1, 1000));
   if (const Json* c = f.get("contact")) {
     Fields cf(*c, file, "solver.contact");
@@ -389,6 +392,9 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
     root = Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw InputError(file + ": malformed JSON: " + e.what());
+  } catch (const Json::out_of_range& e) {
+    // A literal like 1e999: JSON has no infinities, and we accept only finite numbers.
+    throw InputError(file + ": " + e.what() + ": numbers must be finite");
   }
   Scene scene;
   scene.path = file;

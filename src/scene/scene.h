@@ -18,6 +18,11 @@
 namespace smash {
 
 enum class Method { ShapeMatching, Impulse };
+/// How a body's contacts with one collider become an impulse on the body.
+enum class ContactSolver {
+  Sequential,  ///< per-point impulses, Gauss–Seidel with clamped accumulation (default)
+  Averaged,    ///< SPEC §3 literally: one impulse at the average of the approaching points
+};
 enum class RotationFit {
   Optimal,  ///< R = rotation part of A_pq (default; minimises the matching objective)
   Seeds,    ///< R = rotation part of A_pq A_qq⁻¹, as in the course seeds
@@ -33,7 +38,8 @@ struct SolverSettings {
   /// Particles closer than this to a collider take part in the body-level contact; < 0 = auto
   /// (2|g|h², the distance a resting body sinks in one step).
   double contactMargin = -1.0;
-  /// Passes of the averaged contact impulse over the contacts that still approach.
+  ContactSolver contactSolver = ContactSolver::Sequential;
+  /// Gauss–Seidel sweeps of the sequential contact solver.
   int contactIterations = 16;
 };
 

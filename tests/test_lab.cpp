@@ -1,0 +1,48 @@
+// The lab scene (SPEC §8) with both methods: it flies, hits the wall and the ground, bounces with
+// decreasing height and comes to rest on the ground without sinking or passing the wall.
+#include <catch2/catch.hpp>
+
+#include "reference/reference_world.h"
+#include "scene/run_checks.h"
+#include "test_util.h"
+
+using namespace smash;
+
+TEST_CASE("lab bunny: both methods come to rest on the ground", "[reference][lab]") {
+  for (Method method : {Method::ShapeMatching, Method::Impulse}) {
+    INFO(methodName(method));
+    Scene scene = loadScene(test::sourcePath("scenes/lab_bunny.json"));
+    scene.solver.method = method;
+    // The scene's own checks: penetration <= 1 mm, final particle speed <= 5 cm/s, and every
+    // particle inside x <= 2.001 (the wall) and y >= 0.009 (the ground) at every step.
+    REQUIRE(scene.checks.maxPenetration);
+    REQUIRE(scene.checks.restSpeed);
+    REQUIRE(scene.checks.boundsMax);
+    ReferenceWorld world(scene);
+    RunChecks checks(world.scene().checks);
+    double maxX = -1e9, firstGroundStep = -1;
+    std::vector<double> apexes;  // heights of the centre between ground contacts
+    double prevY = world.body(0).centre.y, prevVy = world.body(0).velocity.y;
+    for (int n = 0; n < world.scene().frames; ++n) {
+      world.step();
+      StepObservation o = world.observation();
+      checks.observe(o);
+      maxX = std::max(maxX, o.particleMax.x);
+      if (firstGroundStep < 0 && o.particleMin.y < 0.01 + 1e-6) firstGroundStep = n;
+      double vy = world.body(0).velocity.y;
+      if (prevVy > 0 && vy <= 0 && n > 0) apexes.push_back(prevY);
+      prevY = world.body(0).centre.y;
+      prevVy = vy;
+    }
+    Verdict v = checks.finish(world.maxParticleSpeed());
+    for (const auto& line : v.lines) INFO(line);
+    REQUIRE(v.pass);
+    REQUIRE(maxX > 2.0 - 1e-6);      // it reached the wall
+    REQUIRE(firstGroundStep > 0);    // and the ground
+    REQUIRE(checks.deepestPenetration() < 1e-3);
+    REQUIRE(apexes.size() >= 2);     // it bounced after the first flight
+    // Resting on the ground: the lowest particle touches it, the centre is above it.
+    REQUIRE(world.observation().particleMin.y == Approx(0.01).margin(5e-3));
+    REQUIRE(world.body(0).centre.y > 0.1);
+  }
+}

@@ -1,0 +1,210 @@
+// Scene files (issue item 6): the lab scene, generators, and one test per bad-input case.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "math/rotation.h"
+#include "scene/scene.h"
+#include "test_util.h"
+
+using namespace smash;
+using Json = nlohmann::json;
+
+namespace {
+
+Json minimalScene() {
+  return Json::parse(R"({
+    "dt": 0.01,
+    "materials": {"default": {"restitution": 0.5, "friction": 0.2}},
+    "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+    "shapes": {"bunny": {"mesh": "meshes/bunny.obj", "scale": 0.4}},
+    "bodies": [{"shape": "bunny", "position": [0, 1, 0]}]
+  })");
+}
+
+Scene parse(const Json& j) { return parseScene(j.dump(), "test.json", test::sourcePath("scenes")); }
+
+void requireRejected(const Json& j, std::initializer_list<const char*> parts) {
+  test::requireInputError([&] { parse(j); }, parts);
+}
+
+}  // namespace
+
+TEST_CASE("scene: the lab scene reproduces SPEC section 8", "[scene]") {
+  Scene s = loadScene(test::sourcePath("scenes/lab_bunny.json"));
+  REQUIRE(s.dt == 0.015);
+  REQUIRE(s.gravity == glm::dvec3(0, -9.8, 0));
+  REQUIRE(s.linearDamping == 0.999);
+  REQUIRE(s.angularDamping == 0.98);
+  REQUIRE(s.materials.at(0).restitution == 0.5);
+  REQUIRE(s.materials.at(0).friction == 0.2);
+  REQUIRE(s.colliders.size() == 2);
+  REQUIRE(s.colliders[0].point.y == 0.01);
+  REQUIRE(s.colliders[1].normal == glm::dvec3(-1, 0, 0));
+  REQUIRE(s.bodies.size() == 1);
+  REQUIRE(s.bodies[0].position == glm::dvec3(0, 0.6, 0));
+  REQUIRE(s.bodies[0].velocity == glm::dvec3(5, 2, 0));
+  REQUIRE(s.bodies[0].angularVelocity == glm::dvec3(0, 1, 0));
+  REQUIRE(glm::angle(s.bodies[0].rotation) == Approx(glm::radians(80.0)));
+  REQUIRE(s.shapes[0].rest.size() == 3483);
+  REQUIRE(s.shapes[0].totalMass == 3483.0);  // unit mass per vertex
+  // "Starts clear of the ground."
+  for (const auto& r : s.shapes[0].rest) {
+    glm::dvec3 x = s.bodies[0].position + rotationMatrix(s.bodies[0].rotation) * r;
+    REQUIRE(x.y > 0.01);
+  }
+}
+
+TEST_CASE("scene: defaults, options and generators", "[scene]") {
+  Json j = minimalScene();
+  j["solver"] = {{"method", "impulse"}, {"rotation", "seeds"}, {"collide_after", false},
+                 {"contact", {{"model", "penalty_buffered"}, {"stiffness", 1e4}, {"buffer", 0.01}}}};
+  j["generators"] = Json::parse(R"([{"type": "grid", "shape": "bunny", "origin": [0, 2, 0],
+      "count": [3, 2, 4], "spacing": [1, 1, 1], "jitter": {"position": 0.1, "rotation_degrees": 30, "seed": 5},
+      "velocity": [0, -1, 0]}])");
+  Scene s = parse(j);
+  REQUIRE(s.solver.method == Method::Impulse);
+  REQUIRE(s.solver.rotation == RotationFit::Seeds);
+  REQUIRE(!s.solver.collideAfter);
+  REQUIRE(s.solver.contact == ContactModel::PenaltyBuffered);
+  REQUIRE(s.bodies.size() == 1 + 24);
+  REQUIRE(s.bodies[5].velocity.y == -1.0);
+  REQUIRE(s.substeps == 1);
+  REQUIRE(s.stepDt() == 0.01);
+  Scene again = parse(j);  // generators are seeded: same scene twice
+  for (std::size_t b = 0; b < s.bodies.size(); ++b) {
+    REQUIRE(s.bodies[b].position == again.bodies[b].position);
+    REQUIRE(s.bodies[b].rotation == again.bodies[b].rotation);
+  }
+  // Jitter stays within its bounds.
+  REQUIRE(std::fabs(s.bodies[1].position.x - 0.0) <= 0.1);
+}
+
+TEST_CASE("scene: bad input names the field", "[scene][bad-input]") {
+  SECTION("malformed JSON") {
+    test::requireInputError([] { parseScene("{\"dt\": 0.01,", "broken.json", "."); },
+                            {"broken.json", "malformed JSON"});
+  }
+  SECTION("missing scene file") {
+    test::requireInputError([] { loadScene("no/such/scene.json"); }, {"no/such/scene.json", "cannot open"});
+  }
+  SECTION("non-finite numbers") {
+    // JSON has no NaN literal; an overflowing literal parses to infinity.
+    Json j = minimalScene();
+    std::string text = j.dump();
+    text.replace(text.find("\"dt\":0.01"), 9, "\"dt\":1e999");
+    test::requireInputError([&] { parseScene(text, "test.json", test::sourcePath("scenes")); },
+                            {"test.json", "1e999", "finite"});
+    std::string t2 = minimalScene().dump();
+    t2.replace(t2.find("\"position\":[0,1,0]"), 18, "\"position\":[0,-1e400,0]");
+    test::requireInputError([&] { parseScene(t2, "test.json", test::sourcePath("scenes")); },
+                            {"test.json", "-1e400", "finite"});
+  }
+  SECTION("dt <= 0") {
+    Json j = minimalScene();
+    j["dt"] = 0;
+    requireRejected(j, {"test.json: dt", "> 0"});
+    j["dt"] = -0.1;
+    requireRejected(j, {"dt", "> 0"});
+  }
+  SECTION("substeps") {
+    Json j = minimalScene();
+    j["substeps"] = 0;
+    requireRejected(j, {"substeps", "[1, 100000]"});
+    j["substeps"] = 1.5;
+    requireRejected(j, {"substeps", "integer"});
+  }
+  SECTION("restitution outside [0, 1]") {
+    Json j = minimalScene();
+    j["materials"]["default"]["restitution"] = 1.5;
+    requireRejected(j, {"materials.default.restitution", "[0, 1]"});
+    j["materials"]["default"]["restitution"] = -0.1;
+    requireRejected(j, {"materials.default.restitution", "[0, 1]"});
+  }
+  SECTION("friction < 0") {
+    Json j = minimalScene();
+    j["materials"]["default"]["friction"] = -0.2;
+    requireRejected(j, {"materials.default.friction", ">= 0"});
+  }
+  SECTION("zero or negative scale and mass") {
+    Json j = minimalScene();
+    j["shapes"]["bunny"]["scale"] = 0;
+    requireRejected(j, {"shapes.bunny.scale", "> 0"});
+    j["shapes"]["bunny"]["scale"] = Json::array({1, -1, 1});
+    requireRejected(j, {"shapes.bunny.scale", "> 0"});
+    j = minimalScene();
+    j["shapes"]["bunny"]["particle_mass"] = 0;
+    requireRejected(j, {"shapes.bunny.particle_mass", "> 0"});
+    j["shapes"]["bunny"]["particle_mass"] = -2;
+    requireRejected(j, {"shapes.bunny.particle_mass", "> 0"});
+  }
+  SECTION("unknown keys, at the top and nested") {
+    Json j = minimalScene();
+    j["gravty"] = {0, -9.8, 0};
+    requireRejected(j, {"gravty", "unknown key"});
+    j = minimalScene();
+    j["bodies"][0]["velocty"] = {1, 0, 0};
+    requireRejected(j, {"bodies[0].velocty", "unknown key"});
+    j = minimalScene();
+    j["materials"]["default"]["bounce"] = 1;
+    requireRejected(j, {"materials.default.bounce", "unknown key"});
+  }
+  SECTION("missing files and references") {
+    Json j = minimalScene();
+    j["shapes"]["bunny"]["mesh"] = "meshes/nope.obj";
+    requireRejected(j, {"shapes.bunny.mesh", "file not found", "nope.obj"});
+    j = minimalScene();
+    j["bodies"][0]["shape"] = "teapot";
+    requireRejected(j, {"bodies[0].shape", "no shape named 'teapot'"});
+    j = minimalScene();
+    j["bodies"][0]["material"] = "rubber";
+    requireRejected(j, {"bodies[0].material", "no material named 'rubber'"});
+    j = minimalScene();
+    j["bodies"][0].erase("position");
+    requireRejected(j, {"bodies[0].position", "required"});
+  }
+  SECTION("wrong types and choices") {
+    Json j = minimalScene();
+    j["gravity"] = {0, -9.8};
+    requireRejected(j, {"gravity", "3 numbers"});
+    j = minimalScene();
+    j["colliders"][0]["type"] = "torus";
+    requireRejected(j, {"colliders[0].type", "'torus' is not one of"});
+    j = minimalScene();
+    j["colliders"][0]["normal"] = {0, 0, 0};
+    requireRejected(j, {"colliders[0].normal", "non-zero"});
+    j = minimalScene();
+    j["solver"] = {{"method", "verlet"}};
+    requireRejected(j, {"solver.method", "'verlet'"});
+    j = minimalScene();
+    j["solver"] = {{"contact", {{"model", "penalty_linear"}}}};
+    requireRejected(j, {"solver.contact.stiffness", "> 0"});
+    j = minimalScene();
+    j["dt"] = "fast";
+    requireRejected(j, {"dt", "must be a number"});
+  }
+  SECTION("generators") {
+    Json j = minimalScene();
+    j["generators"] = Json::parse(R"([{"type": "grid", "shape": "bunny", "origin": [0,0,0],
+        "count": [100000, 1000, 1], "spacing": [1,1,1]}])");
+    requireRejected(j, {"generators[0].count", "limit"});
+    j["generators"][0]["count"] = {2, 0, 2};
+    requireRejected(j, {"generators[0].count[1]", "must be in [1,"});
+  }
+  SECTION("a bad mesh inside a scene names the mesh file") {
+    std::string bad = test::writeTemp("flat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    Json j = minimalScene();
+    j["shapes"]["bunny"]["mesh"] = std::string(std::filesystem::absolute(bad));
+    requireRejected(j, {"flat.obj", "zero volume"});
+  }
+}
+
+TEST_CASE("scene: a failed load leaves nothing half-loaded", "[scene][bad-input]") {
+  Scene scene = parse(minimalScene());
+  Json bad = minimalScene();
+  bad["bodies"].push_back({{"shape", "bunny"}, {"position", {0, 2, 0}}, {"velocity", {0, "x", 0}}});
+  REQUIRE_THROWS_AS(scene = parse(bad), InputError);
+  REQUIRE(scene.bodies.size() == 1);  // the previous scene is untouched
+  REQUIRE(scene.shapes.size() == 1);
+}

@@ -1,0 +1,55 @@
+// Small helpers shared by the tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+
+namespace smash::test {
+
+inline std::string sourcePath(const std::string& rel) { return std::string(SMASH_SOURCE_DIR) + "/" + rel; }
+inline std::string dataPath(const std::string& rel) { return std::string(SMASH_TEST_DATA) + "/" + rel; }
+
+/// Writes `text` to a file under the build's temp folder and returns its path.
+inline std::string writeTemp(const std::string& name, const std::string& text) {
+  std::string path = std::string("smash_test_") + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// Runs `f`, requires an InputError whose message contains every one of `parts`.
+template <class F>
+void requireInputError(F&& f, std::initializer_list<const char*> parts) {
+  bool thrown = false;
+  try {
+    f();
+  } catch (const smash::InputError& e) {
+    thrown = true;
+    std::string what = e.what();
+    INFO("message: " << what);
+    for (const char* p : parts) CHECK(what.find(p) != std::string::npos);
+  }
+  REQUIRE(thrown);
+}
+
+struct CommandResult {
+  int exitCode = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline CommandResult runCommand(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace smash::test
