@@ -340,7 +340,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.contactSolver = f.choice("contact_solver", "sequential", {"sequential", "averaged"}) == "averaged"
                         ? ContactSolver::Averaged
                         : ContactSolver::Sequential;
-  s.contactIterations = static_cast<int>(f.integer("contact_iterations", 16, 1, 1000));
+  s.contactIterations = static_cast<int>(f.integer("contact_iterations", 32, 1, 1000));
   if (const Json* c = f.get("contact")) {
     Fields cf(*c, file, "solver.contact");
     std::string model = cf.choice("model", "impulse",

@@ -40,7 +40,7 @@ struct SolverSettings {
   double contactMargin = -1.0;
   ContactSolver contactSolver = ContactSolver::Sequential;
   /// Gauss–Seidel sweeps of the sequential contact solver.
-  int contactIterations = 16;
+  int contactIterations = 32;
 };
 
 struct Material {
