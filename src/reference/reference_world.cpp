@@ -166,45 +166,58 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h) {
 }
 
 void ReferenceWorld::resolveBodyContacts(std::size_t b) {
-  // First pass: impulse and push-out per collider, in scene order (as the lab does per plane).
-  bool penetrating = false;
-  for (const auto& collider : scene_.colliders) penetrating |= rigidContact(b, collider, true);
-  // Push-outs along one collider's normal can push into another (a wedge); a few positional
-  // passes settle that. Planes at right angles need none.
-  for (int pass = 0; pass < 4 && penetrating; ++pass) {
-    penetrating = false;
-    for (const auto& collider : scene_.colliders) penetrating |= rigidContact(b, collider, false);
+  // Velocities. The sequential solver takes the contacts of all colliders together, so a body
+  // in a wedge (floor and wall, floor and sphere) is solved against both at once; the averaged
+  // impulse of SPEC §3 goes collider by collider, as the lab does per plane.
+  std::vector<ContactPoint> contacts;
+  if (scene_.solver.contactSolver == ContactSolver::Sequential) {
+    for (const auto& collider : scene_.colliders) gatherContacts(b, collider, contacts);
+    if (!contacts.empty()) sequentialImpulses(b, contacts);
+  } else {
+    for (const auto& collider : scene_.colliders) {
+      contacts.clear();
+      gatherContacts(b, collider, contacts);
+      if (!contacts.empty()) averagedImpulse(b, contacts);
+    }
+  }
+  // Positions: "move the body out" (SPEC §3) along the normal of its deepest point, collider by
+  // collider. A push out of one collider can push into another (a wedge); a few passes settle
+  // that. Planes at right angles need one.
+  for (int pass = 0; pass < 5; ++pass) {
+    bool moved = false;
+    for (const auto& collider : scene_.colliders) moved |= pushOut(b, collider);
+    if (!moved) break;
   }
 }
 
-bool ReferenceWorld::rigidContact(std::size_t b, const Collider<double>& collider,
-                                  bool applyImpulse) {
-  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
-  BodyState& body = bodies_[b];
+void ReferenceWorld::gatherContacts(std::size_t b, const Collider<double>& collider,
+                                    std::vector<ContactPoint>& contacts) const {
   // Contacts: particles within the contact margin of the surface (SPEC §4, "φ < ε with a
   // buffer"), so that all the points a resting body stands on take part, not only the one that
   // dipped below the surface this step.
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  const BodyState& body = bodies_[b];
   const double margin = contactMargin();
-  std::vector<ContactPoint> contacts;
-  double deepest = 0;
-  glm::dvec3 deepestNormal(0.0);
   for (const glm::dvec3& rest : shape.rest) {
     glm::dvec3 r = body.rotation * rest;
     SdfSample<double> s = sdfCollider(collider, body.centre + r);
-    if (!(s.phi < margin)) continue;
-    contacts.push_back({r, s.gradient, s.phi});
+    if (s.phi < margin) contacts.push_back({r, s.gradient, s.phi});
+  }
+}
+
+bool ReferenceWorld::pushOut(std::size_t b, const Collider<double>& collider) {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  BodyState& body = bodies_[b];
+  double deepest = 0;
+  glm::dvec3 normal(0.0);
+  for (const glm::dvec3& rest : shape.rest) {
+    SdfSample<double> s = sdfCollider(collider, body.centre + body.rotation * rest);
     if (-s.phi > deepest) {
       deepest = -s.phi;
-      deepestNormal = s.gradient;
+      normal = s.gradient;
     }
   }
-  if (applyImpulse && !contacts.empty()) {
-    if (scene_.solver.contactSolver == ContactSolver::Averaged)
-      averagedImpulse(b, contacts);
-    else
-      sequentialImpulses(b, contacts);
-  }
-  if (deepest > 0) body.centre += deepest * deepestNormal;  // "move the body out" (SPEC §3)
+  if (deepest > 0) body.centre += deepest * normal;
   return deepest > 1e-12 * std::max(1.0, shape.boundingRadius);
 }
 

@@ -61,10 +61,9 @@ class ReferenceWorld {
  private:
   void stepShapeMatching(std::size_t b, double h);
   void stepImpulse(std::size_t b, double h);
-  /// Body-level contact against every collider: the averaged impulse of SPEC §3 (when
-  /// applyImpulse) and a rigid translation out of the collider along the deepest point's normal.
+  /// Body-level contact against every collider: impulses from the contact solver, then a rigid
+  /// translation out of each collider along its deepest point's normal.
   void resolveBodyContacts(std::size_t b);
-  bool rigidContact(std::size_t b, const Collider<double>& collider, bool applyImpulse);
   struct ContactPoint {
     glm::dvec3 r;       // world offset from the centre of mass
     glm::dvec3 normal;  // unit SDF gradient
@@ -74,6 +73,10 @@ class ReferenceWorld {
     double lambdaNormal = 0;
     glm::dvec3 lambdaTangent{0.0};
   };
+  void gatherContacts(std::size_t b, const Collider<double>& collider,
+                      std::vector<ContactPoint>& contacts) const;
+  /// Returns whether the body had to move.
+  bool pushOut(std::size_t b, const Collider<double>& collider);
   void averagedImpulse(std::size_t b, const std::vector<ContactPoint>& contacts);
   void sequentialImpulses(std::size_t b, std::vector<ContactPoint>& contacts);
   void writeParticlesFromBody(std::size_t b);
