@@ -86,7 +86,8 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h) {
     for (std::size_t i = 0; i < n; ++i)
       for (const auto& collider : scene_.colliders) {
         SdfSample<double> s = sdfCollider(collider, x_[off + i]);
-        if (s.phi < 0) v_[off + i] = impulseResponse(v_[off + i], s.gradient, material);
+        if (s.phi < -solver.penetrationSlop)
+          v_[off + i] = impulseResponse(v_[off + i], s.gradient, material);
       }
 
   // Momentum carried by the particles into the match (about the current centre).
@@ -191,17 +192,29 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b) {
 }
 
 void ReferenceWorld::gatherContacts(std::size_t b, const Collider<double>& collider,
-                                    std::vector<ContactPoint>& contacts) const {
+                                    std::vector<ContactPoint>& contacts) {
   // Contacts: particles within the contact margin of the surface (SPEC §4, "φ < ε with a
   // buffer"), so that all the points a resting body stands on take part, not only the one that
   // dipped below the surface this step.
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const BodyState& body = bodies_[b];
   const double margin = contactMargin();
+  const std::size_t capacity = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
   for (const glm::dvec3& rest : shape.rest) {
     glm::dvec3 r = body.rotation * rest;
     SdfSample<double> s = sdfCollider(collider, body.centre + r);
-    if (s.phi < margin) contacts.push_back({r, s.gradient, s.phi});
+    if (!(s.phi < margin)) continue;
+    if (contacts.size() < capacity) {
+      contacts.push_back({r, s.gradient, s.phi});
+      continue;
+    }
+    // Full: the new contact replaces the shallowest kept one if it is deeper; either way one
+    // contact is dropped and counted.
+    ++contactOverflow_;
+    std::size_t shallowest = 0;
+    for (std::size_t j = 1; j < contacts.size(); ++j)
+      if (contacts[j].phi > contacts[shallowest].phi) shallowest = j;
+    if (s.phi < contacts[shallowest].phi) contacts[shallowest] = {r, s.gradient, s.phi};
   }
 }
 
@@ -230,7 +243,7 @@ void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<ContactPoi
   int approaching = 0;
   for (const ContactPoint& c : contacts) {
     glm::dvec3 vi = body.velocity + glm::cross(body.angularVelocity, c.r);
-    if (c.phi < 0 && glm::dot(vi, c.normal) < 0) {
+    if (c.phi < -scene_.solver.penetrationSlop && glm::dot(vi, c.normal) < 0) {
       sumR += c.r;
       sumN += c.normal;
       ++approaching;

@@ -55,6 +55,8 @@ class ReferenceWorld {
   double maxParticleSpeed() const;
   /// All positions and velocities finite.
   bool finite() const;
+  /// Contacts dropped by the max_contacts_per_body rule since the start.
+  std::int64_t contactOverflow() const { return contactOverflow_; }
   /// What RunChecks needs after a step.
   StepObservation observation() const;
 
@@ -74,7 +76,7 @@ class ReferenceWorld {
     glm::dvec3 lambdaTangent{0.0};
   };
   void gatherContacts(std::size_t b, const Collider<double>& collider,
-                      std::vector<ContactPoint>& contacts) const;
+                      std::vector<ContactPoint>& contacts);
   /// Returns whether the body had to move.
   bool pushOut(std::size_t b, const Collider<double>& collider);
   void averagedImpulse(std::size_t b, const std::vector<ContactPoint>& contacts);
@@ -89,6 +91,7 @@ class ReferenceWorld {
   std::vector<std::size_t> particleOffset_;  // (nbody + 1): particles of b are [off[b], off[b+1])
   std::vector<glm::dvec3> x_, v_;             // (nparticle) shape matching state
   std::int64_t steps_ = 0;
+  std::int64_t contactOverflow_ = 0;
 };
 
 }  // namespace smash

@@ -340,6 +340,8 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.contactSolver = f.choice("contact_solver", "sequential", {"sequential", "averaged"}) == "averaged"
                         ? ContactSolver::Averaged
                         : ContactSolver::Sequential;
+  s.penetrationSlop = f.nonNegative("penetration_slop", 1e-5);
+  s.maxContactsPerBody = static_cast<int>(f.integer("max_contacts_per_body", 256, 1, 4096));
   s.contactIterations = static_cast<int>(f.integer("contact_iterations", 32, 1, 1000));
   if (const Json* c = f.get("contact")) {
     Fields cf(*c, file, "solver.contact");

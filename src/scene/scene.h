@@ -39,8 +39,17 @@ struct SolverSettings {
   /// (2|g|h², the distance a resting body sinks in one step).
   double contactMargin = -1.0;
   ContactSolver contactSolver = ContactSolver::Sequential;
+  /// A particle counts as inside a collider for SPEC §2.2's per-particle impulse (and for the
+  /// averaged solver) only when deeper than this. Push-out leaves the deepest particle exactly on
+  /// the surface, where the sign of φ is decided by rounding; without a slop that coin flip
+  /// reflects one particle's velocity or not, differently in float and double.
+  double penetrationSlop = 1e-5;
   /// Gauss–Seidel sweeps of the sequential contact solver.
   int contactIterations = 32;
+  /// Contacts a body keeps per step (all colliders together): beyond it the deepest are kept,
+  /// in the order found, and the rest are counted as overflow. Same rule on every backend and
+  /// in the reference, so it is part of the algorithm; the buffer is sized from it up front.
+  int maxContactsPerBody = 256;
 };
 
 struct Material {

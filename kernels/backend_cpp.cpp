@@ -1,0 +1,28 @@
+// CPP backend: Thrust's serial host system. Deterministic (built with -ffp-contract=off), the
+// backend the sanitizers and the bitwise-repeatability test run on.
+#include <thrust/system/cpp/execution_policy.h>
+#include <thrust/system/cpp/vector.h>
+
+#include <cstdlib>
+
+#include "pipeline/backends.h"
+#include "pipeline/device_world.inl"
+
+namespace smash::pipeline {
+namespace {
+struct CppSystem {
+  template <class T>
+  using Vector = thrust::cpp::vector<T>;
+  static constexpr Backend kBackend = Backend::Cpp;
+  static auto policy() { return thrust::cpp::par; }
+  static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
+  static void freeBytes(char* p) { std::free(p); }
+  static void synchronize() {}
+};
+}  // namespace
+
+std::unique_ptr<World> makeCppWorld(const Scene& scene) {
+  return std::make_unique<DeviceWorld<CppSystem>>(scene);
+}
+
+}  // namespace smash::pipeline

@@ -1,0 +1,27 @@
+// OMP backend: Thrust's OpenMP host system, the default CPU backend.
+#include <thrust/system/omp/execution_policy.h>
+#include <thrust/system/omp/vector.h>
+
+#include <cstdlib>
+
+#include "pipeline/backends.h"
+#include "pipeline/device_world.inl"
+
+namespace smash::pipeline {
+namespace {
+struct OmpSystem {
+  template <class T>
+  using Vector = thrust::omp::vector<T>;
+  static constexpr Backend kBackend = Backend::Omp;
+  static auto policy() { return thrust::omp::par; }
+  static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
+  static void freeBytes(char* p) { std::free(p); }
+  static void synchronize() {}
+};
+}  // namespace
+
+std::unique_ptr<World> makeOmpWorld(const Scene& scene) {
+  return std::make_unique<DeviceWorld<OmpSystem>>(scene);
+}
+
+}  // namespace smash::pipeline

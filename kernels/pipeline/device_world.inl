@@ -1,0 +1,311 @@
+// The World implementation, written once against a Thrust *system* (cpp, omp or cuda) and
+// instantiated by one translation unit per backend (backend_cpp.cpp, backend_omp.cpp,
+// backend_cuda.cu). Explicit systems and policies — never thrust::device_vector — so the three
+// instantiations can live in one program.
+//
+// A step is a short list of named stages; each is one Thrust call on backend data, an NVTX range
+// for Nsight, and (when profiling) a timed, synchronised region. No host round trips, and no
+// allocations: Thrust's temporary storage comes from a cache that is warm after the first step.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <thrust/copy.h>
+#include <thrust/fill.h>
+#include <thrust/for_each.h>
+#include <thrust/functional.h>
+#include <thrust/host_vector.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/reduce.h>
+
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>
+#define SMASH_NVTX_PUSH(name) nvtxRangePushA(name)
+#define SMASH_NVTX_POP() nvtxRangePop()
+#else
+#define SMASH_NVTX_PUSH(name) ((void)0)
+#define SMASH_NVTX_POP() ((void)0)
+#endif
+
+#include "core/error.h"
+#include "math/rotation.h"
+#include "pipeline/step_kernels.h"
+#include "world/world.h"
+
+namespace smash::pipeline {
+
+/// Thrust temporary storage that is allocated once and reused: blocks freed by a call go back to
+/// a free list keyed by size, so steady-state steps allocate nothing.
+template <class System>
+class CachingAllocator {
+ public:
+  using value_type = char;
+  CachingAllocator() = default;
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+  ~CachingAllocator() {
+    for (auto& [size, ptr] : free_) System::freeBytes(ptr);
+    for (auto& [ptr, size] : used_) System::freeBytes(ptr);
+  }
+  char* allocate(std::ptrdiff_t n) {
+    auto it = free_.lower_bound(n);
+    char* ptr;
+    if (it != free_.end()) {
+      ptr = it->second;
+      n = it->first;
+      free_.erase(it);
+    } else {
+      ptr = System::allocateBytes(static_cast<std::size_t>(n));
+      ++allocations_;
+    }
+    used_[ptr] = n;
+    return ptr;
+  }
+  void deallocate(char* ptr, std::size_t) {
+    auto it = used_.find(ptr);
+    free_.emplace(it->second, ptr);
+    used_.erase(it);
+  }
+  long allocations() const { return allocations_; }
+
+ private:
+  std::multimap<std::ptrdiff_t, char*> free_;
+  std::map<char*, std::ptrdiff_t> used_;
+  long allocations_ = 0;
+};
+
+template <class System>
+class DeviceWorld final : public World {
+  template <class T>
+  using Vector = typename System::template Vector<T>;
+
+ public:
+  explicit DeviceWorld(const Scene& scene) : scene_(scene) {
+    // Shapes: rest offsets and masses, concatenated; per-shape mass properties.
+    thrust::host_vector<glm::vec4> rest;
+    thrust::host_vector<ShapeData> shapes;
+    for (const Shape& s : scene.shapes) {
+      ShapeData d{};
+      d.restOffset = static_cast<int>(rest.size());
+      d.count = static_cast<int>(s.rest.size());
+      d.mass = static_cast<float>(s.totalMass);
+      d.aqqInverse = M3(s.AqqInverse);
+      d.inertiaInverse = M3(s.inertiaInverse);
+      for (std::size_t i = 0; i < s.rest.size(); ++i)
+        rest.push_back(glm::vec4(glm::vec3(s.rest[i]), static_cast<float>(s.mass[i])));
+      shapes.push_back(d);
+    }
+    // Bodies and their particles.
+    thrust::host_vector<BodyData> bodies;
+    thrust::host_vector<glm::vec4> position, velocity;
+    thrust::host_vector<int> particleBody;
+    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+      const Body& body = scene.bodies[b];
+      const Shape& s = scene.shapes[body.shape];
+      const Material& m = scene.materials[body.material];
+      BodyData d{};
+      d.shape = body.shape;
+      d.particleOffset = static_cast<int>(position.size());
+      d.particleCount = static_cast<int>(s.rest.size());
+      d.restitution = static_cast<float>(m.restitution);
+      d.friction = static_cast<float>(m.friction);
+      d.centre = V3(body.position);
+      d.rotation = M3(rotationMatrix(body.rotation));
+      d.velocity = V3(body.velocity);
+      d.angularVelocity = V3(body.angularVelocity);
+      for (const glm::dvec3& r0 : s.rest) {
+        V3 r = d.rotation * V3(r0);
+        position.push_back(glm::vec4(d.centre + r, 0.0f));
+        velocity.push_back(glm::vec4(d.velocity + glm::cross(d.angularVelocity, r), 0.0f));
+        particleBody.push_back(static_cast<int>(b));
+      }
+      bodies.push_back(d);
+    }
+    thrust::host_vector<Collider<float>> colliders;
+    for (const auto& c : scene.colliders) {
+      Collider<float> f;
+      f.type = c.type;
+      f.point = V3(c.point);
+      f.normal = V3(c.normal);
+      f.point2 = V3(c.point2);
+      f.halfExtents = V3(c.halfExtents);
+      f.radius = static_cast<float>(c.radius);
+      f.rotation = Quat<float>(c.rotation);
+      colliders.push_back(f);
+    }
+    rest_ = rest;
+    shapes_ = shapes;
+    bodies_ = bodies;
+    position_ = position;
+    velocity_ = velocity;
+    particleBody_ = particleBody;
+    colliders_ = colliders;
+    sums_.resize(bodies.size());
+    sumKeys_.resize(bodies.size());
+    contacts_.resize(bodies.size() * static_cast<std::size_t>(scene.solver.maxContactsPerBody));
+    overflow_.resize(bodies.size());
+    thrust::fill(overflow_.begin(), overflow_.end(), 0LL);
+    stageSeconds_.assign(kStageNames.size(), 0.0);
+  }
+
+  Backend backend() const override { return System::kBackend; }
+  std::size_t bodyCount() const override { return bodies_.size(); }
+  std::size_t particleCount() const override { return position_.size(); }
+
+  void step() override {
+    const int n = static_cast<int>(position_.size()), nb = static_cast<int>(bodies_.size());
+    if (nb == 0) return;
+    const StepParams p = params();
+    auto policy = System::policy()(allocator_);
+    thrust::counting_iterator<int> first(0);
+    if (scene_.solver.method == Method::ShapeMatching) {
+      stage(kIntegrate, [&] { thrust::for_each(policy, first, first + n, IntegrateParticles{p}); });
+      stage(kMatchSums, [&] {
+        thrust::reduce_by_key(policy, particleBody_.begin(), particleBody_.end(),
+                              thrust::make_transform_iterator(first, ParticleMatchSums{p}),
+                              sumKeys_.begin(), sums_.begin(), thrust::equal_to<int>(),
+                              AddMatchSums());
+      });
+      stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, MatchBodies{p}); });
+    } else {
+      stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, ImpulseBodies{p}); });
+    }
+    stage(kProject, [&] { thrust::for_each(policy, first, first + n, ProjectParticles{p}); });
+  }
+
+  void synchronize() override { System::synchronize(); }
+
+  std::vector<BodyPose> poses() const override {
+    thrust::host_vector<BodyData> bodies = bodies_;
+    std::vector<BodyPose> out;
+    out.reserve(bodies.size());
+    for (const BodyData& b : bodies)
+      out.push_back({b.centre, quaternionFromRotation(b.rotation), b.velocity, b.angularVelocity});
+    return out;
+  }
+
+  void setPoses(const std::vector<BodyPose>& poses) override {
+    if (poses.size() != bodies_.size())
+      throw InputError("setPoses: " + std::to_string(poses.size()) + " poses for " +
+                       std::to_string(bodies_.size()) + " bodies");
+    thrust::host_vector<BodyData> bodies = bodies_;
+    for (std::size_t b = 0; b < poses.size(); ++b) {
+      bodies[b].centre = poses[b].centre;
+      bodies[b].rotation = rotationMatrix(poses[b].rotation);
+      bodies[b].velocity = poses[b].velocity;
+      bodies[b].angularVelocity = poses[b].angularVelocity;
+    }
+    bodies_ = bodies;
+    const StepParams p = params();
+    thrust::counting_iterator<int> first(0);
+    thrust::for_each(System::policy()(allocator_), first,
+                     first + static_cast<int>(position_.size()), ProjectParticles{p});
+  }
+
+  std::vector<glm::vec3> particlePositions() const override { return xyzOf(position_); }
+  std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
+
+  std::int64_t contactOverflow() const override {
+    thrust::host_vector<long long> o = overflow_;
+    std::int64_t total = 0;
+    for (long long x : o) total += x;
+    return total;
+  }
+
+  void setProfiling(bool on) override { profiling_ = on; }
+  StageTimes stageTimes() const override {
+    StageTimes t;
+    for (std::size_t k = 0; k < kStageNames.size(); ++k) {
+      t.names.push_back(kStageNames[k]);
+      t.seconds.push_back(stageSeconds_[k]);
+    }
+    return t;
+  }
+  void resetStageTimes() override { stageSeconds_.assign(kStageNames.size(), 0.0); }
+
+  long temporaryAllocations() const override { return allocator_.allocations(); }
+
+ private:
+  enum Stage { kIntegrate, kMatchSums, kBodies, kProject };
+  inline static const std::vector<const char*> kStageNames = {
+      "integrate+collide", "match sums (segmented reduce)", "bodies (rotation, contacts)",
+      "project"};
+
+  template <class F>
+  void stage(Stage s, F&& work) {
+    SMASH_NVTX_PUSH(kStageNames[s]);
+    if (!profiling_) {
+      work();
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      work();
+      System::synchronize();
+      stageSeconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    SMASH_NVTX_POP();
+  }
+
+  StepParams params() {
+    StepParams p{};
+    p.position = thrust::raw_pointer_cast(position_.data());
+    p.velocity = thrust::raw_pointer_cast(velocity_.data());
+    p.particleBody = thrust::raw_pointer_cast(particleBody_.data());
+    p.rest = thrust::raw_pointer_cast(rest_.data());
+    p.shapes = thrust::raw_pointer_cast(shapes_.data());
+    p.bodies = thrust::raw_pointer_cast(bodies_.data());
+    p.sums = thrust::raw_pointer_cast(sums_.data());
+    p.contacts = thrust::raw_pointer_cast(contacts_.data());
+    p.contactOverflow = thrust::raw_pointer_cast(overflow_.data());
+    p.contactCapacity = scene_.solver.maxContactsPerBody;
+    p.colliders = thrust::raw_pointer_cast(colliders_.data());
+    p.colliderCount = static_cast<int>(colliders_.size());
+    const SolverSettings& s = scene_.solver;
+    const double h = scene_.stepDt();
+    p.gravity = V3(scene_.gravity);
+    p.h = static_cast<float>(h);
+    p.linearDamping = static_cast<float>(scene_.linearDamping);
+    p.angularDamping = static_cast<float>(scene_.angularDamping);
+    p.restitutionThreshold = static_cast<float>(s.restitutionThreshold);
+    p.contactMargin = static_cast<float>(
+        s.contactMargin >= 0 ? s.contactMargin : 2.0 * glm::length(scene_.gravity) * h * h);
+    p.contactIterations = s.contactIterations;
+    p.penetrationSlop = static_cast<float>(s.penetrationSlop);
+    p.seedsRotation = s.rotation == RotationFit::Seeds;
+    p.collideAfter = s.collideAfter;
+    p.impulseContacts = s.contact == ContactModel::Impulse;
+    p.averagedContacts = s.contactSolver == ContactSolver::Averaged;
+    p.penalty = PenaltyParams<float>{s.penalty.model, static_cast<float>(s.penalty.stiffness),
+                                     static_cast<float>(s.penalty.buffer),
+                                     static_cast<float>(s.penalty.barrier)};
+    return p;
+  }
+
+  static std::vector<glm::vec3> xyzOf(const Vector<glm::vec4>& v) {
+    thrust::host_vector<glm::vec4> h = v;
+    std::vector<glm::vec3> out(h.size());
+    for (std::size_t i = 0; i < h.size(); ++i) out[i] = glm::vec3(h[i]);
+    return out;
+  }
+
+  Scene scene_;
+  Vector<glm::vec4> rest_;
+  Vector<ShapeData> shapes_;
+  Vector<BodyData> bodies_;
+  Vector<glm::vec4> position_, velocity_;
+  Vector<int> particleBody_;
+  Vector<Collider<float>> colliders_;
+  Vector<MatchSums> sums_;
+  Vector<int> sumKeys_;
+  Vector<ContactSlot> contacts_;
+  Vector<long long> overflow_;
+  CachingAllocator<System> allocator_;
+  bool profiling_ = false;
+  std::vector<double> stageSeconds_;
+};
+
+}  // namespace smash::pipeline

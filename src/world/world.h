@@ -1,0 +1,84 @@
+// The public API of the many-body pipeline: a World steps every body of a scene on one backend.
+//
+//   auto world = smash::World::create(smash::Backend::Omp, scene);
+//   for (int s = 0; s < 100; ++s) world->step();
+//   std::vector<smash::BodyPose> poses = world->poses();
+//
+// Backends share one kernel source (kernels/pipeline): CUDA (nvcc, sm_90), OMP and CPP (g++
+// through Thrust's host systems). State lives in backend memory in structure-of-arrays layout;
+// a step makes no host round trips and no allocations. Reading state back is a copy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <glm/glm.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include "scene/scene.h"
+
+namespace smash {
+
+enum class Backend { Cpp, Omp, Cuda };
+
+const char* backendName(Backend b);
+/// Parses "cpp", "omp" or "cuda"; throws InputError otherwise.
+Backend parseBackend(const std::string& name);
+/// Compiled in, and (for CUDA) a device present.
+bool backendAvailable(Backend b);
+
+struct BodyPose {
+  glm::vec3 centre;
+  glm::quat rotation;
+  glm::vec3 velocity;
+  glm::vec3 angularVelocity;
+};
+
+/// Time spent per stage of the step, accumulated since the last reset (only measured when
+/// profiling is on, because it synchronises the device after every stage).
+struct StageTimes {
+  std::vector<std::string> names;
+  std::vector<double> seconds;
+};
+
+class World {
+ public:
+  /// Throws InputError when the backend is not available (not compiled, or no device).
+  static std::unique_ptr<World> create(Backend backend, const Scene& scene);
+  virtual ~World() = default;
+
+  virtual Backend backend() const = 0;
+  virtual std::size_t bodyCount() const = 0;
+  virtual std::size_t particleCount() const = 0;
+
+  /// One solver step of length scene.stepDt().
+  virtual void step() = 0;
+  void stepFrame(int substeps) {
+    for (int s = 0; s < substeps; ++s) step();
+  }
+  /// Blocks until queued device work is done (a no-op on CPU backends).
+  virtual void synchronize() = 0;
+
+  virtual std::vector<BodyPose> poses() const = 0;
+  /// Replaces every body's pose and velocities (one entry per body) and puts the particles on
+  /// the rigid pose with the rigid velocity field: with the step count, the whole state.
+  virtual void setPoses(const std::vector<BodyPose>& poses) = 0;
+  /// Particle positions, body after body (body b's particles in its shape's order).
+  virtual std::vector<glm::vec3> particlePositions() const = 0;
+  virtual std::vector<glm::vec3> particleVelocities() const = 0;
+
+  /// Contacts that did not fit the per-body contact buffer since creation (they were solved
+  /// without: the deepest are kept). Non-zero means the buffer should grow.
+  virtual std::int64_t contactOverflow() const = 0;
+
+  /// Blocks of temporary storage allocated for Thrust so far; flat after the first step.
+  virtual long temporaryAllocations() const = 0;
+
+  virtual void setProfiling(bool on) = 0;
+  virtual StageTimes stageTimes() const = 0;
+  virtual void resetStageTimes() = 0;
+};
+
+}  // namespace smash

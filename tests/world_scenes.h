@@ -1,0 +1,66 @@
+// Scenes built in code for the backend-parity tests and the benchmark.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "core/shape.h"
+#include "scene/scene.h"
+
+namespace smash::test {
+
+/// A seeded cloud of `count` particles (count ≥ 1) inside a box of half-size `size`.
+inline Shape randomShape(int count, double size, std::uint64_t seed) {
+  Random rng(seed);
+  std::vector<glm::dvec3> p;
+  std::vector<double> m;
+  for (int i = 0; i < count; ++i) {
+    p.push_back(glm::dvec3(rng.uniform(-size, size), rng.uniform(-0.6 * size, 0.6 * size),
+                           rng.uniform(-0.8 * size, 0.8 * size)));
+    m.push_back(rng.uniform(0.5, 2.0));
+  }
+  return shapeFromParticles("cloud" + std::to_string(count), p, m);
+}
+
+/// `bodies` bodies cycling through `shapes`, on a grid above a ground plane with a wall, thrown
+/// with seeded velocities and spins so that they fly, tumble and hit both.
+inline Scene parityScene(std::vector<Shape> shapes, int bodies, std::uint64_t seed, Method method,
+                         double spacing = 1.5) {
+  Scene s;
+  s.name = "parity";
+  s.dt = 0.01;
+  s.substeps = 1;
+  s.solver.method = method;
+  s.linearDamping = 0.999;
+  s.angularDamping = 0.98;
+  s.solver.restitutionThreshold = 0.3;
+  s.materials.push_back(Material{"default", 0.5, 0.3});
+  Collider<double> ground;
+  ground.type = ColliderType::Plane;
+  ground.point = glm::dvec3(0, 0, 0);
+  ground.normal = glm::dvec3(0, 1, 0);
+  s.colliders.push_back(ground);
+  Collider<double> wall;
+  wall.type = ColliderType::Plane;
+  wall.point = glm::dvec3(-2.0, 0, 0);
+  wall.normal = glm::dvec3(1, 0, 0);
+  s.colliders.push_back(wall);
+  s.shapes = std::move(shapes);
+  Random rng(seed);
+  int side = 1;
+  while (side * side < bodies) ++side;
+  for (int b = 0; b < bodies; ++b) {
+    Body body;
+    body.shape = b % static_cast<int>(s.shapes.size());
+    body.position = glm::dvec3((b % side) * spacing, 1.0 + rng.uniform(0, 1.0), (b / side) * spacing);
+    body.rotation = glm::angleAxis(rng.uniform(0, 6.28),
+                                   glm::normalize(glm::dvec3(rng.uniform(-1, 1), rng.uniform(-1, 1), 0.3)));
+    body.velocity = glm::dvec3(rng.uniform(-4, 0), rng.uniform(-1, 2), rng.uniform(-0.5, 0.5));
+    body.angularVelocity = glm::dvec3(rng.uniform(-3, 3), rng.uniform(-3, 3), rng.uniform(-3, 3));
+    s.bodies.push_back(body);
+  }
+  return s;
+}
+
+}  // namespace smash::test
