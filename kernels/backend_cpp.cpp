@@ -14,6 +14,7 @@ struct CppSystem {
   template <class T>
   using Vector = thrust::cpp::vector<T>;
   static constexpr Backend kBackend = Backend::Cpp;
+  static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerBody;
   static auto policy() { return thrust::cpp::par; }
   static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
   static void freeBytes(char* p) { std::free(p); }
@@ -21,8 +22,8 @@ struct CppSystem {
 };
 }  // namespace
 
-std::unique_ptr<World> makeCppWorld(const Scene& scene) {
-  return std::make_unique<DeviceWorld<CppSystem>>(scene);
+std::unique_ptr<World> makeCppWorld(const Scene& scene, StepStrategy strategy) {
+  return std::make_unique<DeviceWorld<CppSystem>>(scene, strategy);
 }
 
 }  // namespace smash::pipeline

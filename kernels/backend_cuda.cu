@@ -24,6 +24,7 @@ struct CudaSystem {
   template <class T>
   using Vector = thrust::cuda::vector<T>;
   static constexpr Backend kBackend = Backend::Cuda;
+  static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerParticle;
   static auto policy() { return thrust::cuda::par; }
   static char* allocateBytes(std::size_t n) {
     void* p = nullptr;
@@ -45,8 +46,8 @@ int cudaDeviceCount() {
   return n;
 }
 
-std::unique_ptr<World> makeCudaWorld(const Scene& scene) {
-  return std::make_unique<DeviceWorld<CudaSystem>>(scene);
+std::unique_ptr<World> makeCudaWorld(const Scene& scene, StepStrategy strategy) {
+  return std::make_unique<DeviceWorld<CudaSystem>>(scene, strategy);
 }
 
 }  // namespace smash::pipeline

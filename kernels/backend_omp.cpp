@@ -13,6 +13,7 @@ struct OmpSystem {
   template <class T>
   using Vector = thrust::omp::vector<T>;
   static constexpr Backend kBackend = Backend::Omp;
+  static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerBody;
   static auto policy() { return thrust::omp::par; }
   static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
   static void freeBytes(char* p) { std::free(p); }
@@ -20,8 +21,8 @@ struct OmpSystem {
 };
 }  // namespace
 
-std::unique_ptr<World> makeOmpWorld(const Scene& scene) {
-  return std::make_unique<DeviceWorld<OmpSystem>>(scene);
+std::unique_ptr<World> makeOmpWorld(const Scene& scene, StepStrategy strategy) {
+  return std::make_unique<DeviceWorld<OmpSystem>>(scene, strategy);
 }
 
 }  // namespace smash::pipeline

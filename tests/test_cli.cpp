@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "test_util.h"
+#include "world/world.h"
 
 using smash::test::runCommand;
 
@@ -41,4 +42,19 @@ TEST_CASE("cli: bad input and bad arguments exit 2 with a message", "[cli][bad-i
   auto invalid = runCommand(std::string(SMASH_EXE) + " validate " + bad);
   REQUIRE(invalid.exitCode == 2);
   REQUIRE(invalid.output.find("dt: must be > 0") != std::string::npos);
+}
+
+TEST_CASE("cli: run the lab scene on a pipeline backend", "[cli][world]") {
+  auto r = runCommand(std::string(SMASH_EXE) + " run " + smash::test::sourcePath("scenes/lab_bunny.json") +
+                      " --backend omp --every 300");
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  REQUIRE(r.output.find("backend omp (float)") != std::string::npos);
+  REQUIRE(r.output.find("verdict: PASS") != std::string::npos);
+  if (!smash::backendAvailable(smash::Backend::Cuda)) {
+    auto cuda = runCommand(std::string(SMASH_EXE) + " run " + smash::test::sourcePath("scenes/lab_bunny.json") +
+                           " --backend cuda");
+    REQUIRE(cuda.exitCode == 2);
+    REQUIRE(cuda.output.find("backend cuda:") != std::string::npos);
+  }
 }

@@ -112,13 +112,14 @@ TEST_CASE("world: every step matches the reference from the same state", "[world
   // ≥ 100 steps of scenes where bodies fly, tumble and hit the ground and a wall; before each
   // step the backend is loaded with the reference's state, so each comparison is one step.
   for (Backend backend : backendsUnderTest())
+    for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle})
     for (Method method : {Method::ShapeMatching, Method::Impulse})
       for (const ParityCase& c : kCases)
         for (std::uint64_t seed : {1u, 2u, 3u}) {
           Scene scene = test::parityScene(shapesFor(c, seed), c.bodies, seed, method);
-          INFO(backendName(backend) << ", " << methodName(method) << ", " << c.bodies
-                                    << " bodies, seed " << seed);
-          auto world = World::create(backend, scene);
+          INFO(backendName(backend) << ", " << strategyName(strategy) << ", " << methodName(method)
+                                    << ", " << c.bodies << " bodies, seed " << seed);
+          auto world = World::create(backend, scene, strategy);
           ReferenceWorld ref(scene);
           Deviation worst;
           int contactSteps = 0;
@@ -143,8 +144,11 @@ TEST_CASE("world: the lab bunny matches the reference, step by step and over the
       INFO(backendName(backend) << ", " << methodName(method));
       Scene scene = loadScene(test::sourcePath("scenes/lab_bunny.json"));
       scene.solver.method = method;
-      auto stepped = World::create(backend, scene);
+      // The default strategy of the backend steps freely, the other is checked step by step.
       auto free = World::create(backend, scene);
+      auto stepped = World::create(backend, scene, free->strategy() == StepStrategy::PerBody
+                                                       ? StepStrategy::PerParticle
+                                                       : StepStrategy::PerBody);
       ReferenceWorld ref(scene);
       Deviation oneStep, run;
       for (int n = 0; n < 200; ++n) {
@@ -181,12 +185,29 @@ TEST_CASE("world: the CPP backend is bitwise repeatable", "[world][determinism]"
   REQUIRE(std::memcmp(va.data(), vb.data(), va.size() * sizeof(glm::vec3)) == 0);
 }
 
+TEST_CASE("world: both step strategies compute the same step", "[world][determinism]") {
+  // Same per-element functions and, on the serial backend, the same summation order: the
+  // per-body and per-particle layouts must agree to the bit.
+  for (Method method : {Method::ShapeMatching, Method::Impulse}) {
+    Scene scene = test::parityScene(shapesFor(kCases[3], 11), 1000, 11, method);
+    auto a = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
+    auto b = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
+    for (int n = 0; n < 100; ++n) {
+      a->step();
+      b->step();
+    }
+    std::vector<glm::vec3> xa = a->particlePositions(), xb = b->particlePositions();
+    REQUIRE(std::memcmp(xa.data(), xb.data(), xa.size() * sizeof(glm::vec3)) == 0);
+  }
+}
+
 TEST_CASE("world: edge cases", "[world]") {
-  for (Backend backend : backendsUnderTest()) {
-    INFO(backendName(backend));
+  for (Backend backend : backendsUnderTest())
+  for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle}) {
+    INFO(backendName(backend) << ", " << strategyName(strategy));
     SECTION("zero bodies") {
       Scene scene = test::parityScene({test::randomShape(4, 0.3, 1)}, 0, 1, Method::ShapeMatching);
-      auto world = World::create(backend, scene);
+      auto world = World::create(backend, scene, strategy);
       world->step();
       REQUIRE(world->bodyCount() == 0);
       REQUIRE(world->particleCount() == 0);
@@ -195,7 +216,7 @@ TEST_CASE("world: edge cases", "[world]") {
     }
     SECTION("no allocations inside a step") {
       Scene scene = test::parityScene(shapesFor(kCases[2], 1), 33, 1, Method::ShapeMatching);
-      auto world = World::create(backend, scene);
+      auto world = World::create(backend, scene, strategy);
       world->step();
       long after1 = world->temporaryAllocations();
       for (int n = 0; n < 50; ++n) world->step();
@@ -204,18 +225,18 @@ TEST_CASE("world: edge cases", "[world]") {
     SECTION("contact buffer overflow is counted, not silent") {
       Scene scene = test::parityScene({test::randomShape(33, 0.3, 5)}, 4, 5, Method::ShapeMatching);
       scene.solver.maxContactsPerBody = 2;
-      auto world = World::create(backend, scene);
+      auto world = World::create(backend, scene, strategy);
       for (int n = 0; n < 150; ++n) world->step();
       REQUIRE(world->contactOverflow() > 0);
       Scene roomy = scene;
       roomy.solver.maxContactsPerBody = 64;
-      auto ok = World::create(backend, roomy);
+      auto ok = World::create(backend, roomy, strategy);
       for (int n = 0; n < 150; ++n) ok->step();
       REQUIRE(ok->contactOverflow() == 0);
     }
     SECTION("setPoses checks its input") {
       Scene scene = test::parityScene({test::randomShape(4, 0.3, 1)}, 3, 1, Method::ShapeMatching);
-      auto world = World::create(backend, scene);
+      auto world = World::create(backend, scene, strategy);
       test::requireInputError([&] { world->setPoses({}); }, {"setPoses", "0 poses for 3 bodies"});
     }
   }

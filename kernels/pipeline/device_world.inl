@@ -85,7 +85,9 @@ class DeviceWorld final : public World {
   using Vector = typename System::template Vector<T>;
 
  public:
-  explicit DeviceWorld(const Scene& scene) : scene_(scene) {
+  DeviceWorld(const Scene& scene, StepStrategy strategy)
+      : scene_(scene),
+        strategy_(strategy == StepStrategy::Auto ? System::kDefaultStrategy : strategy) {
     // Shapes: rest offsets and masses, concatenated; per-shape mass properties.
     thrust::host_vector<glm::vec4> rest;
     thrust::host_vector<ShapeData> shapes;
@@ -94,6 +96,8 @@ class DeviceWorld final : public World {
       d.restOffset = static_cast<int>(rest.size());
       d.count = static_cast<int>(s.rest.size());
       d.mass = static_cast<float>(s.totalMass);
+      // Rounded up a little so the float bound stays conservative.
+      d.radius = static_cast<float>(s.boundingRadius * (1 + 1e-6) + 1e-6);
       d.aqqInverse = M3(s.AqqInverse);
       d.inertiaInverse = M3(s.inertiaInverse);
       for (std::size_t i = 0; i < s.rest.size(); ++i)
@@ -154,6 +158,7 @@ class DeviceWorld final : public World {
   }
 
   Backend backend() const override { return System::kBackend; }
+  StepStrategy strategy() const override { return strategy_; }
   std::size_t bodyCount() const override { return bodies_.size(); }
   std::size_t particleCount() const override { return position_.size(); }
 
@@ -163,7 +168,12 @@ class DeviceWorld final : public World {
     const StepParams p = params();
     auto policy = System::policy()(allocator_);
     thrust::counting_iterator<int> first(0);
-    if (scene_.solver.method == Method::ShapeMatching) {
+    const bool shapeMatching = scene_.solver.method == Method::ShapeMatching;
+    if (strategy_ == StepStrategy::PerBody) {
+      stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, FusedBodyStep{p, shapeMatching}); });
+      return;
+    }
+    if (shapeMatching) {
       stage(kIntegrate, [&] { thrust::for_each(policy, first, first + n, IntegrateParticles{p}); });
       stage(kMatchSums, [&] {
         thrust::reduce_by_key(policy, particleBody_.begin(), particleBody_.end(),
@@ -233,7 +243,7 @@ class DeviceWorld final : public World {
  private:
   enum Stage { kIntegrate, kMatchSums, kBodies, kProject };
   inline static const std::vector<const char*> kStageNames = {
-      "integrate+collide", "match sums (segmented reduce)", "bodies (rotation, contacts)",
+      "integrate+collide", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
       "project"};
 
   template <class F>
@@ -293,6 +303,7 @@ class DeviceWorld final : public World {
   }
 
   Scene scene_;
+  StepStrategy strategy_;
   Vector<glm::vec4> rest_;
   Vector<ShapeData> shapes_;
   Vector<BodyData> bodies_;

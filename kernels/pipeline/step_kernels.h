@@ -21,6 +21,7 @@ struct ShapeData {
   int restOffset;       // first entry of this shape in the rest array
   int count;            // particles
   float mass;           // M
+  float radius;         // max ‖r_i‖
   M3 aqqInverse;        // A_qq⁻¹ (zero when not invertible)
   M3 inertiaInverse;    // I_ref⁺
 };
@@ -71,7 +72,7 @@ struct StepParams {
   const ShapeData* shapes = nullptr;
   // bodies
   BodyData* bodies = nullptr;
-  const MatchSums* sums = nullptr;
+  MatchSums* sums = nullptr;
   ContactSlot* contacts = nullptr;  // (nbody × contactCapacity)
   long long* contactOverflow = nullptr;  // (nbody) cumulative
   int contactCapacity = 0;
@@ -103,46 +104,56 @@ SMASH_HD M3 worldInverseInertia(const StepParams& p, const BodyData& b) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shape matching, per particle: SPEC §2 steps 1–2 (integrate, collide before matching).
+// Shape matching, per particle. The arithmetic lives in plain functions of one particle's data,
+// called both by the per-particle functors (lookups from the particle index) and by the fused
+// per-body loop (lookups hoisted out of the loop), so both strategies compute the same bits.
+
+/// SPEC §2 steps 1–2: integrate (gravity, penalty forces, damping), then the per-particle
+/// impulse against colliders the particle is inside (deeper than the slop).
+SMASH_HD V3 integrateVelocity(const StepParams& p, const BodyData& b, float m, const V3& x, V3 v) {
+  V3 f(0.0f);
+  if (!p.impulseContacts)
+    for (int k = 0; k < p.colliderCount; ++k) {
+      SdfSample<float> s = sdfCollider(p.colliders[k], x);
+      f += penaltyForce(p.penalty, s.phi, s.gradient, v, m, b.friction, p.h);
+    }
+  v = (v + p.h * (p.gravity + f / m)) * p.linearDamping;
+  if (p.impulseContacts)
+    for (int k = 0; k < p.colliderCount; ++k) {
+      SdfSample<float> s = sdfCollider(p.colliders[k], x);
+      if (s.phi < -p.penetrationSlop) v = impulseResponse(v, s.gradient, bodyMaterial(p, b));
+    }
+  return v;
+}
+
+/// Steps 3–4 inputs: predict y = x + h v and add the particle's share to the body's sums,
+/// relative to p0 = the body's centre (no cancellation far from the origin).
+SMASH_HD void accumulateMatch(MatchSums& sums, float m, const V3& r, const V3& xRel, const V3& v,
+                              float h) {
+  const V3 my = m * (xRel + h * v);
+  sums.my += my;
+  sums.myr += outer(my, r);
+  sums.p += m * v;
+  sums.l += m * glm::cross(xRel, v);
+}
 
 struct IntegrateParticles {
   StepParams p;
   SMASH_HD void operator()(int i) const {
     const BodyData& b = p.bodies[p.particleBody[i]];
-    const glm::vec4 rest = p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)];
-    const float m = rest.w;
-    V3 x = xyz(p.position[i]);
-    V3 v = xyz(p.velocity[i]);
-    V3 f(0.0f);
-    if (!p.impulseContacts)
-      for (int k = 0; k < p.colliderCount; ++k) {
-        SdfSample<float> s = sdfCollider(p.colliders[k], x);
-        f += penaltyForce(p.penalty, s.phi, s.gradient, v, m, b.friction, p.h);
-      }
-    v = (v + p.h * (p.gravity + f / m)) * p.linearDamping;
-    if (p.impulseContacts) {
-      const ContactMaterial<float> mat = bodyMaterial(p, b);
-      for (int k = 0; k < p.colliderCount; ++k) {
-        SdfSample<float> s = sdfCollider(p.colliders[k], x);
-        if (s.phi < -p.penetrationSlop) v = impulseResponse(v, s.gradient, mat);
-      }
-    }
-    p.velocity[i] = glm::vec4(v, 0.0f);
+    const float m = p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)].w;
+    p.velocity[i] = glm::vec4(integrateVelocity(p, b, m, xyz(p.position[i]), xyz(p.velocity[i])), 0.0f);
   }
 };
 
-/// Steps 3–4 inputs: the particle's share of the body's matching sums (predict y = x + h v).
 struct ParticleMatchSums {
   StepParams p;
   SMASH_HD MatchSums operator()(int i) const {
     const BodyData& b = p.bodies[p.particleBody[i]];
     const glm::vec4 rest = p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)];
-    const float m = rest.w;
-    const V3 r = xyz(rest);
-    const V3 xRel = xyz(p.position[i]) - b.centre;  // relative to p0: no cancellation far out
-    const V3 v = xyz(p.velocity[i]);
-    const V3 yRel = xRel + p.h * v;
-    return {m * yRel, outer(m * yRel, r), m * v, m * glm::cross(xRel, v)};
+    MatchSums sums = {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)};
+    accumulateMatch(sums, rest.w, xyz(rest), xyz(p.position[i]) - b.centre, xyz(p.velocity[i]), p.h);
+    return sums;
   }
 };
 
@@ -150,10 +161,18 @@ struct ParticleMatchSums {
 // Body-level contact (shared by both methods): sequential impulses over the particles within the
 // contact margin of any collider, then push-out along the deepest point's normal.
 
+/// An SDF is 1-Lipschitz, so φ(centre) > radius + d proves every particle is farther than d:
+/// an O(1) test that skips the per-particle loops for bodies away from a collider.
+SMASH_HD bool mayTouch(const Collider<float>& collider, const BodyData& b, const ShapeData& shape,
+                       float distance) {
+  return sdfCollider(collider, b.centre).phi <= shape.radius + distance;
+}
+
 SMASH_HD void gatherContacts(const StepParams& p, int bodyIndex, const BodyData& b,
                              ContactSlot* slots, int& count, long long& overflow) {
   const ShapeData& shape = p.shapes[b.shape];
-  for (int k = 0; k < p.colliderCount; ++k)
+  for (int k = 0; k < p.colliderCount; ++k) {
+    if (!mayTouch(p.colliders[k], b, shape, p.contactMargin)) continue;
     for (int i = 0; i < shape.count; ++i) {
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
       SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
@@ -176,6 +195,7 @@ SMASH_HD void gatherContacts(const StepParams& p, int bodyIndex, const BodyData&
         if (slots[j].phi > slots[shallowest].phi) shallowest = j;
       if (c.phi < slots[shallowest].phi) slots[shallowest] = c;
     }
+  }
   (void)bodyIndex;
 }
 
@@ -252,6 +272,7 @@ SMASH_HD bool pushOut(const StepParams& p, BodyData& b, const Collider<float>& c
   const ShapeData& shape = p.shapes[b.shape];
   float deepest = 0;
   V3 normal(0.0f);
+  if (!mayTouch(collider, b, shape, 0.0f)) return false;
   for (int i = 0; i < shape.count; ++i) {
     SdfSample<float> s = sdfCollider(collider, b.centre + b.rotation * xyz(p.rest[shape.restOffset + i]));
     if (-s.phi > deepest) {
@@ -343,13 +364,49 @@ struct ImpulseBodies {
 };
 
 /// SPEC §2 step 5 for every method: particles onto the rigid pose, rigid velocity field.
+SMASH_HD void projectParticle(const BodyData& b, const V3& rest, glm::vec4& x, glm::vec4& v) {
+  const V3 r = b.rotation * rest;
+  x = glm::vec4(b.centre + r, 0.0f);
+  v = glm::vec4(b.velocity + glm::cross(b.angularVelocity, r), 0.0f);
+}
+
 struct ProjectParticles {
   StepParams p;
   SMASH_HD void operator()(int i) const {
     const BodyData& b = p.bodies[p.particleBody[i]];
-    const V3 r = b.rotation * xyz(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]);
-    p.position[i] = glm::vec4(b.centre + r, 0.0f);
-    p.velocity[i] = glm::vec4(b.velocity + glm::cross(b.angularVelocity, r), 0.0f);
+    projectParticle(b, xyz(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]),
+                    p.position[i], p.velocity[i]);
+  }
+};
+
+/// The whole step of one body in one pass over its particles, which stay in cache between the
+/// loops: the CPU strategy (one body per thread). The per-particle strategy runs the same
+/// functors as separate parallel passes with a segmented reduction in between.
+struct FusedBodyStep {
+  StepParams p;
+  bool shapeMatching;
+  SMASH_HD void operator()(int bodyIndex) const {
+    const int offset = p.bodies[bodyIndex].particleOffset;
+    const int count = p.bodies[bodyIndex].particleCount;
+    const glm::vec4* rest = p.rest + p.shapes[p.bodies[bodyIndex].shape].restOffset;
+    glm::vec4* x = p.position + offset;
+    glm::vec4* v = p.velocity + offset;
+    if (shapeMatching) {
+      const BodyData b = p.bodies[bodyIndex];
+      MatchSums sums = {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)};
+      for (int i = 0; i < count; ++i) {
+        const V3 xi = xyz(x[i]);
+        const V3 vi = integrateVelocity(p, b, rest[i].w, xi, xyz(v[i]));
+        v[i] = glm::vec4(vi, 0.0f);
+        accumulateMatch(sums, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
+      }
+      p.sums[bodyIndex] = sums;
+      MatchBodies{p}(bodyIndex);
+    } else {
+      ImpulseBodies{p}(bodyIndex);
+    }
+    const BodyData b = p.bodies[bodyIndex];
+    for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), x[i], v[i]);
   }
 };
 

@@ -1,6 +1,10 @@
 #include "world/world.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
+#include "math/sdf.h"
 #include "pipeline/backends.h"
 
 namespace smash {
@@ -13,6 +17,18 @@ const char* backendName(Backend b) {
       return "omp";
     case Backend::Cuda:
       return "cuda";
+  }
+  return "?";
+}
+
+const char* strategyName(StepStrategy s) {
+  switch (s) {
+    case StepStrategy::Auto:
+      return "auto";
+    case StepStrategy::PerBody:
+      return "per-body";
+    case StepStrategy::PerParticle:
+      return "per-particle";
   }
   return "?";
 }
@@ -33,22 +49,52 @@ bool backendAvailable(Backend b) {
 #endif
 }
 
-std::unique_ptr<World> World::create(Backend backend, const Scene& scene) {
+std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy strategy) {
   switch (backend) {
     case Backend::Cpp:
-      return pipeline::makeCppWorld(scene);
+      return pipeline::makeCppWorld(scene, strategy);
     case Backend::Omp:
-      return pipeline::makeOmpWorld(scene);
+      return pipeline::makeOmpWorld(scene, strategy);
     case Backend::Cuda:
 #if defined(SMASH_HAVE_CUDA)
       if (pipeline::cudaDeviceCount() == 0)
         throw InputError("backend cuda: no CUDA device is available on this machine");
-      return pipeline::makeCudaWorld(scene);
+      return pipeline::makeCudaWorld(scene, strategy);
 #else
       throw InputError("backend cuda: this build has no CUDA support (nvcc was not found)");
 #endif
   }
   throw InputError("backend: unknown");
+}
+
+StepObservation observe(const World& world, const Scene& scene, std::int64_t step) {
+  StepObservation o;
+  o.step = step;
+  o.particleMin = glm::dvec3(1e300);
+  o.particleMax = glm::dvec3(-1e300);
+  for (const glm::vec3& xf : world.particlePositions()) {
+    const glm::dvec3 x(xf);
+    if (!std::isfinite(x.x) || !std::isfinite(x.y) || !std::isfinite(x.z)) o.finite = false;
+    o.particleMin = glm::min(o.particleMin, x);
+    o.particleMax = glm::max(o.particleMax, x);
+    for (const auto& collider : scene.colliders)
+      o.deepestPenetration = std::max(o.deepestPenetration, -sdfCollider(collider, x).phi);
+  }
+  for (const glm::vec3& v : world.particleVelocities())
+    if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z)) o.finite = false;
+  return o;
+}
+
+double kineticEnergy(const World& world, const Scene& scene) {
+  std::vector<glm::vec3> v = world.particleVelocities();
+  double e = 0;
+  std::size_t k = 0;
+  for (const Body& b : scene.bodies)
+    for (double m : scene.shapes[b.shape].mass) {
+      e += 0.5 * m * glm::dot(glm::dvec3(v[k]), glm::dvec3(v[k]));
+      ++k;
+    }
+  return e;
 }
 
 }  // namespace smash

@@ -17,13 +17,22 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
 
+#include "scene/run_checks.h"
 #include "scene/scene.h"
 
 namespace smash {
 
 enum class Backend { Cpp, Omp, Cuda };
 
+/// How a step is laid out on the backend. Both run the same per-particle functions.
+enum class StepStrategy {
+  Auto,         ///< per body on CPU backends, per particle on CUDA
+  PerBody,      ///< one body per thread, whole step in one pass over its particles (cache)
+  PerParticle,  ///< one particle per thread per stage, a segmented reduction for matching
+};
+
 const char* backendName(Backend b);
+const char* strategyName(StepStrategy s);
 /// Parses "cpp", "omp" or "cuda"; throws InputError otherwise.
 Backend parseBackend(const std::string& name);
 /// Compiled in, and (for CUDA) a device present.
@@ -46,10 +55,12 @@ struct StageTimes {
 class World {
  public:
   /// Throws InputError when the backend is not available (not compiled, or no device).
-  static std::unique_ptr<World> create(Backend backend, const Scene& scene);
+  static std::unique_ptr<World> create(Backend backend, const Scene& scene,
+                                       StepStrategy strategy = StepStrategy::Auto);
   virtual ~World() = default;
 
   virtual Backend backend() const = 0;
+  virtual StepStrategy strategy() const = 0;
   virtual std::size_t bodyCount() const = 0;
   virtual std::size_t particleCount() const = 0;
 
@@ -80,5 +91,12 @@ class World {
   virtual StageTimes stageTimes() const = 0;
   virtual void resetStageTimes() = 0;
 };
+
+/// What RunChecks needs, computed on the host from the backend's particles (a copy: for runners
+/// and tests, not for benchmarks). `step` is the caller's step count.
+StepObservation observe(const World& world, const Scene& scene, std::int64_t step);
+
+/// Σ ½ m ‖v‖² of all particles, on the host.
+double kineticEnergy(const World& world, const Scene& scene);
 
 }  // namespace smash
