@@ -4,8 +4,9 @@
 //               [--seconds 1.0] [--machine NAME] [--out FILE.json]
 //
 // Scene: N bunnies (the lab mesh, scale 0.4; --particles picks the vertices or N surface samples)
-// on a grid, spaced so they never touch, spinning without gravity above a ground plane, with
-// shape matching: every particle is integrated, tested against the plane, matched and projected. Each
+// on a grid, spaced so they never touch each other, with shape matching. --scene free: spinning
+// without gravity above a ground plane (bodies provably away from it skip the per-particle
+// collider tests); --scene resting: standing on the plane under gravity, contacts every step. Each
 // configuration runs warm-up steps, then timed steps for at least --seconds, then the same number
 // of profiled steps for the per-stage breakdown (profiling synchronises after every stage, so
 // only the unprofiled time is reported as throughput).
@@ -43,7 +44,7 @@ using Json = nlohmann::json;
 constexpr double kModelBytes = 64.0;      // DESIGN's lower bound per particle-step
 constexpr double kPipelineBytes = 136.0;  // what the current pipeline moves
 
-smash::Scene benchScene(const smash::Shape& shape, int bodies) {
+smash::Scene benchScene(const smash::Shape& shape, int bodies, bool resting) {
   smash::Scene s;
   s.name = "many_bodies";
   s.dt = 1.0 / 120;
@@ -51,6 +52,11 @@ smash::Scene benchScene(const smash::Shape& shape, int bodies) {
   // Steady state for timing: no gravity, every body spinning in place above the plane, so each
   // particle still pays for its collision tests but no body ever lands (no contact phase).
   s.gravity = glm::dvec3(0.0);
+  // Resting variant: gravity on, every body standing on the plane, so every step resolves its
+  // ground contacts (SDF tests for all particles, the contact gather and the contact solve).
+  double lowest = 0;
+  for (const glm::dvec3& r : shape.rest) lowest = std::min(lowest, r.y);
+  if (resting) s.gravity = glm::dvec3(0, -9.8, 0);
   s.materials.push_back({"default", 0.5, 0.3});
   smash::Collider<double> ground;
   ground.point = glm::dvec3(0.0);
@@ -62,9 +68,13 @@ smash::Scene benchScene(const smash::Shape& shape, int bodies) {
   const double spacing = 2.5 * shape.boundingRadius;
   for (int b = 0; b < bodies; ++b) {
     smash::Body body;
-    body.position = glm::dvec3((b % side) * spacing, 1.0 + 0.01 * (b % 7), (b / side) * spacing);
-    body.rotation = glm::angleAxis(0.1 * b, glm::normalize(glm::dvec3(1, 2, 3)));
-    body.angularVelocity = glm::dvec3(0.5, 1, 0.2);
+    if (resting) {
+      body.position = glm::dvec3((b % side) * spacing, -lowest, (b / side) * spacing);
+    } else {
+      body.position = glm::dvec3((b % side) * spacing, 1.0 + 0.01 * (b % 7), (b / side) * spacing);
+      body.rotation = glm::angleAxis(0.1 * b, glm::normalize(glm::dvec3(1, 2, 3)));
+      body.angularVelocity = glm::dvec3(0.5, 1, 0.2);
+    }
     s.bodies.push_back(body);
   }
   return s;
@@ -146,6 +156,7 @@ std::string cpuModel() {
 int main(int argc, char** argv) {
   CLI::App app{"smash_bench: many bodies without body contact, every backend side by side"};
   std::string backends = "reference,cpp,omp,cuda", bodiesList = "1,4,16,64,256,1024", out, machine;
+  std::string strategyName = "auto", sceneKind = "free";
   int particles = 0;
   double seconds = 1.0, referenceMaxParticles = 1.0e6;
   app.add_option("--backends", backends, "comma-separated: reference, cpp, omp, cuda (unavailable ones are skipped)");
@@ -154,6 +165,10 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seconds", seconds, "minimum timed seconds per configuration")->check(CLI::PositiveNumber);
   app.add_option("--reference-max-particles", referenceMaxParticles, "skip the reference above this many particles");
+  app.add_option("--strategy", strategyName, "step layout of the pipeline backends")
+      ->check(CLI::IsMember({"auto", "per-body", "per-particle"}));
+  app.add_option("--scene", sceneKind, "free: spinning without gravity above the plane; resting: standing on it")
+      ->check(CLI::IsMember({"free", "resting"}));
   app.add_option("--machine", machine, "machine name recorded in the results");
   app.add_option("--out", out, "write results as JSON (Google-Benchmark-like: context + benchmarks)");
   CLI11_PARSE(app, argc, argv);
@@ -186,6 +201,7 @@ int main(int argc, char** argv) {
                           {"model_bytes_per_particle_step", kModelBytes},
                           {"pipeline_bytes_per_particle_step", kPipelineBytes},
                           {"particles_per_body", bunny.rest.size()},
+                          {"scene", sceneKind},
                           {"library_build_type", SMASH_BUILD_TYPE}};
     results["benchmarks"] = Json::array();
     std::printf("machine %s (%s, %d threads), triad %.1f GB/s, %zu particles per bunny\n",
@@ -194,17 +210,22 @@ int main(int argc, char** argv) {
                 "particles", "ms/step", "particle-st/s", "body-steps/s", "bw frac");
     for (const std::string& count : split(bodiesList)) {
       const int n = std::stoi(count);
-      smash::Scene scene = benchScene(bunny, n);
+      smash::Scene scene = benchScene(bunny, n, sceneKind == "resting");
       const double np = double(n) * double(bunny.rest.size());
       for (const std::string& name : split(backends)) {
         Measurement m;
+        std::string layout = "-";
         if (name == "reference") {
           if (np > referenceMaxParticles) continue;
           m = runReference(scene, seconds);
         } else {
           smash::Backend backend = smash::parseBackend(name);
           if (!smash::backendAvailable(backend)) continue;
-          auto world = smash::World::create(backend, scene);
+          const smash::StepStrategy strategy = strategyName == "per-body" ? smash::StepStrategy::PerBody
+                                               : strategyName == "per-particle" ? smash::StepStrategy::PerParticle
+                                                                                : smash::StepStrategy::Auto;
+          auto world = smash::World::create(backend, scene, strategy);
+          layout = smash::strategyName(world->strategy());
           m = runWorld(*world, seconds);
           if (world->contactOverflow() != 0) std::fprintf(stderr, "warning: contact overflow\n");
         }
@@ -212,8 +233,9 @@ int main(int argc, char** argv) {
         const double pps = np / perStep;
         // The bound uses the host triad for CPU backends; a CUDA run records its own device.
         const double fraction = pps * kModelBytes / (triad * 1e9);
-        Json entry = {{"name", "many_bodies/" + name + "/bodies:" + count},
+        Json entry = {{"name", "many_bodies/" + sceneKind + "/" + name + "/bodies:" + count},
                       {"backend", name},
+                      {"strategy", layout},
                       {"bodies", n},
                       {"particles", np},
                       {"steps", m.steps},

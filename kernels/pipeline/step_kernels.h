@@ -393,10 +393,20 @@ struct FusedBodyStep {
     glm::vec4* v = p.velocity + offset;
     if (shapeMatching) {
       const BodyData b = p.bodies[bodyIndex];
+      // With impulse contacts, a body none of whose particles can be inside a collider (bounded
+      // through the centre: an SDF is 1-Lipschitz) skips the per-particle tests; they would all
+      // be false, so the result is the same to the bit.
+      StepParams local = p;
+      if (p.impulseContacts) {
+        bool anyInside = false;
+        for (int k = 0; k < p.colliderCount; ++k)
+          anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape], 0.0f);
+        if (!anyInside) local.colliderCount = 0;
+      }
       MatchSums sums = {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)};
       for (int i = 0; i < count; ++i) {
         const V3 xi = xyz(x[i]);
-        const V3 vi = integrateVelocity(p, b, rest[i].w, xi, xyz(v[i]));
+        const V3 vi = integrateVelocity(local, b, rest[i].w, xi, xyz(v[i]));
         v[i] = glm::vec4(vi, 0.0f);
         accumulateMatch(sums, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
       }
