@@ -36,10 +36,13 @@ def main() -> int:
         backends = sorted({e["backend"] for e in entries})
         for backend in backends:
             rows = sorted((e["bodies"], e["particle_steps_per_second"]) for e in entries if e["backend"] == backend)
-            ax.plot([r[0] for r in rows], [r[1] for r in rows], marker="o", label=f"{context['machine']}: {backend}")
+            scene = f" {context['scene']}" if "scene" in context else ""
+            ax.plot([r[0] for r in rows], [r[1] for r in rows], marker="o",
+                    linestyle="-" if scene != " resting" else "--",
+                    label=f"{context['machine']}{scene}: {backend}")
         if "stream_triad_GBps" in context:
             bound = context["stream_triad_GBps"] * 1e9 / context["model_bytes_per_particle_step"]
-            ax.axhline(bound, linestyle="--", linewidth=0.8, color="grey")
+            ax.axhline(bound, linestyle=":", linewidth=0.8, color="grey")
             ax.annotate(f"{context['machine']} bandwidth bound ({context['stream_triad_GBps']:.0f} GB/s / "
                         f"{context['model_bytes_per_particle_step']:.0f} B)", (1, bound), fontsize=7,
                         va="bottom", color="grey")

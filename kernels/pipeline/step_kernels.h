@@ -168,8 +168,8 @@ SMASH_HD bool mayTouch(const Collider<float>& collider, const BodyData& b, const
   return sdfCollider(collider, b.centre).phi <= shape.radius + distance;
 }
 
-SMASH_HD void gatherContacts(const StepParams& p, int bodyIndex, const BodyData& b,
-                             ContactSlot* slots, int& count, long long& overflow) {
+SMASH_HD void gatherContacts(const StepParams& p, const BodyData& b, ContactSlot* slots,
+                             int& count, long long& overflow) {
   const ShapeData& shape = p.shapes[b.shape];
   for (int k = 0; k < p.colliderCount; ++k) {
     if (!mayTouch(p.colliders[k], b, shape, p.contactMargin)) continue;
@@ -196,7 +196,6 @@ SMASH_HD void gatherContacts(const StepParams& p, int bodyIndex, const BodyData&
       if (c.phi < slots[shallowest].phi) slots[shallowest] = c;
     }
   }
-  (void)bodyIndex;
 }
 
 SMASH_HD V3 pointVelocity(const BodyData& b, const V3& r) {
@@ -289,7 +288,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, BodyData& 
   long long overflow = 0;
   if (!p.averagedContacts) {
     int count = 0;
-    gatherContacts(p, bodyIndex, b, slots, count, overflow);
+    gatherContacts(p, b, slots, count, overflow);
     if (count > 0) sequentialImpulses(p, b, slots, count);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
@@ -297,7 +296,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, BodyData& 
       one.colliders = p.colliders + k;
       one.colliderCount = 1;
       int count = 0;
-      gatherContacts(one, bodyIndex, b, slots, count, overflow);
+      gatherContacts(one, b, slots, count, overflow);
       if (count > 0) averagedImpulse(p, b, slots, count);
     }
   }
