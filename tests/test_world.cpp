@@ -164,9 +164,10 @@ TEST_CASE("world: the lab bunny matches the reference, step by step and over the
       INFO("free run: centre " << run.centre << " r, rotation " << run.rotation);
       CHECK(oneStep.worst <= 1.0);
       // Free run over 200 steps (3 s: the throw, the wall, the first bounces): float errors grow
-      // through the impacts but the trajectory stays the reference's to 1% of the bunny's size.
-      CHECK(run.centre < 1e-2);
-      CHECK(run.rotation < 1e-2);
+      // through the impacts. Measured: centre 1.7e-4 of the radius (shape matching) and 1e-4
+      // (impulse), checked at 1e-3; rotation 1.1e-3 (Frobenius), checked at 5e-3.
+      CHECK(run.centre < 1e-3);
+      CHECK(run.rotation < 5e-3);
     }
 }
 
