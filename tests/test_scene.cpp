@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
 
 #include "math/rotation.h"
 #include "scene/scene.h"
@@ -207,4 +210,51 @@ TEST_CASE("scene: a failed load leaves nothing half-loaded", "[scene][bad-input]
   REQUIRE_THROWS_AS(scene = parse(bad), InputError);
   REQUIRE(scene.bodies.size() == 1);  // the previous scene is untouched
   REQUIRE(scene.shapes.size() == 1);
+}
+
+TEST_CASE("scene: every single-field mutation of the lab scene loads or fails cleanly", "[scene][bad-input]") {
+  // Each field of the lab scene replaced by values of every JSON type and edge magnitude, or
+  // deleted: the loader must either accept the result or throw an InputError — never another
+  // exception (a type error from the JSON library, an out-of-range access, a crash).
+  std::ifstream in(test::sourcePath("scenes/lab_bunny.json"));
+  const Json base = Json::parse(in);
+  const std::vector<Json> values = {nullptr, true, 0, -1, 1.5, 1e308, -1e-300, "x", "",
+                                    Json::array(), Json::array({1, 2}), Json::array({1, 2, 3}),
+                                    Json::object(), Json::object({{"a", 1}}),
+                                    Json::array({nullptr, nullptr, nullptr}),
+                                    std::numeric_limits<std::int64_t>::max(),
+                                    std::numeric_limits<std::uint64_t>::max()};
+  std::vector<Json::json_pointer> paths;
+  std::function<void(const Json&, const Json::json_pointer&)> walk = [&](const Json& j, const Json::json_pointer& p) {
+    if (!p.empty()) paths.push_back(p);
+    if (j.is_object())
+      for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), p / it.key());
+    if (j.is_array())
+      for (std::size_t i = 0; i < j.size(); ++i) walk(j[i], p / i);
+  };
+  walk(base, Json::json_pointer());
+  REQUIRE(paths.size() > 40);
+  int accepted = 0, rejected = 0;
+  for (const auto& path : paths) {
+    for (std::size_t v = 0; v <= values.size(); ++v) {
+      Json mutated = base;
+      if (v == values.size()) {
+        const Json::json_pointer parent = path.parent_pointer();
+        if (mutated[parent].is_object()) mutated[parent].erase(path.back());
+        else continue;
+      } else {
+        mutated[path] = values[v];
+      }
+      INFO(path.to_string() << " = " << (v < values.size() ? values[v].dump() : "(deleted)"));
+      try {
+        parseScene(mutated.dump(), "lab.json", test::sourcePath("scenes"));
+        ++accepted;
+      } catch (const InputError& e) {
+        REQUIRE(std::string(e.what()).rfind("lab.json: ", 0) == 0);
+        ++rejected;
+      }
+    }
+  }
+  REQUIRE(rejected > 500);
+  REQUIRE(accepted > 10);
 }
