@@ -89,8 +89,10 @@ class DeviceWorld final : public World {
       : scene_(scene),
         strategy_(strategy == StepStrategy::Auto ? System::kDefaultStrategy : strategy) {
     // Shapes: rest offsets and masses, concatenated; per-shape mass properties.
-    thrust::host_vector<glm::vec4> rest;
-    thrust::host_vector<ShapeData> shapes;
+    // Staged in std::vector (CCCL's host_vector::push_back binds a reference through a null
+    // iterator when growing from empty: UBSan reports it), then copied over whole.
+    std::vector<glm::vec4> rest;
+    std::vector<ShapeData> shapes;
     for (const Shape& s : scene.shapes) {
       ShapeData d{};
       d.restOffset = static_cast<int>(rest.size());
@@ -105,9 +107,9 @@ class DeviceWorld final : public World {
       shapes.push_back(d);
     }
     // Bodies and their particles.
-    thrust::host_vector<BodyData> bodies;
-    thrust::host_vector<glm::vec4> position, velocity;
-    thrust::host_vector<int> particleBody;
+    std::vector<BodyData> bodies;
+    std::vector<glm::vec4> position, velocity;
+    std::vector<int> particleBody;
     for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
       const Body& body = scene.bodies[b];
       const Shape& s = scene.shapes[body.shape];
@@ -130,7 +132,7 @@ class DeviceWorld final : public World {
       }
       bodies.push_back(d);
     }
-    thrust::host_vector<Collider<float>> colliders;
+    std::vector<Collider<float>> colliders;
     for (const auto& c : scene.colliders) {
       Collider<float> f;
       f.type = c.type;
@@ -142,13 +144,13 @@ class DeviceWorld final : public World {
       f.rotation = Quat<float>(c.rotation);
       colliders.push_back(f);
     }
-    rest_ = rest;
-    shapes_ = shapes;
-    bodies_ = bodies;
-    position_ = position;
-    velocity_ = velocity;
-    particleBody_ = particleBody;
-    colliders_ = colliders;
+    upload(rest_, rest);
+    upload(shapes_, shapes);
+    upload(bodies_, bodies);
+    upload(position_, position);
+    upload(velocity_, velocity);
+    upload(particleBody_, particleBody);
+    upload(colliders_, colliders);
     sums_.resize(bodies.size());
     sumKeys_.resize(bodies.size());
     contacts_.resize(bodies.size() * static_cast<std::size_t>(scene.solver.maxContactsPerBody));
@@ -176,10 +178,12 @@ class DeviceWorld final : public World {
     if (shapeMatching) {
       stage(kIntegrate, [&] { thrust::for_each(policy, first, first + n, IntegrateParticles{p}); });
       stage(kMatchSums, [&] {
-        thrust::reduce_by_key(policy, particleBody_.begin(), particleBody_.end(),
+        // Raw pointers: the policy selects the system, and CCCL's serial reduce_by_key reads
+        // thrust::reference keys through a null execution-policy reference (UBSan reports it).
+        thrust::reduce_by_key(policy, p.particleBody, p.particleBody + n,
                               thrust::make_transform_iterator(first, ParticleMatchSums{p}),
-                              sumKeys_.begin(), sums_.begin(), thrust::equal_to<int>(),
-                              AddMatchSums());
+                              thrust::raw_pointer_cast(sumKeys_.data()), p.sums,
+                              thrust::equal_to<int>(), AddMatchSums());
       });
       stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, MatchBodies{p}); });
     } else {
@@ -191,6 +195,7 @@ class DeviceWorld final : public World {
   void synchronize() override { System::synchronize(); }
 
   std::vector<BodyPose> poses() const override {
+    if (bodies_.empty()) return {};
     thrust::host_vector<BodyData> bodies = bodies_;
     std::vector<BodyPose> out;
     out.reserve(bodies.size());
@@ -203,6 +208,7 @@ class DeviceWorld final : public World {
     if (poses.size() != bodies_.size())
       throw InputError("setPoses: " + std::to_string(poses.size()) + " poses for " +
                        std::to_string(bodies_.size()) + " bodies");
+    if (bodies_.empty()) return;
     thrust::host_vector<BodyData> bodies = bodies_;
     for (std::size_t b = 0; b < poses.size(); ++b) {
       bodies[b].centre = poses[b].centre;
@@ -221,6 +227,7 @@ class DeviceWorld final : public World {
   std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
 
   std::int64_t contactOverflow() const override {
+    if (overflow_.empty()) return 0;
     thrust::host_vector<long long> o = overflow_;
     std::int64_t total = 0;
     for (long long x : o) total += x;
@@ -295,7 +302,15 @@ class DeviceWorld final : public World {
     return p;
   }
 
+  /// Copies a host staging vector into backend memory. Empty ranges are skipped: CCCL's assign
+  /// dereferences begin() even for an empty range (UBSan reports it).
+  template <class T>
+  static void upload(Vector<T>& dst, const std::vector<T>& src) {
+    if (!src.empty()) dst.assign(src.begin(), src.end());
+  }
+
   static std::vector<glm::vec3> xyzOf(const Vector<glm::vec4>& v) {
+    if (v.empty()) return {};
     thrust::host_vector<glm::vec4> h = v;
     std::vector<glm::vec3> out(h.size());
     for (std::size_t i = 0; i < h.size(); ++i) out[i] = glm::vec3(h[i]);
