@@ -9,6 +9,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <map>
 #include <string>
@@ -166,6 +168,7 @@ class DeviceWorld final : public World {
 
   void step() override {
     const int n = static_cast<int>(position_.size()), nb = static_cast<int>(bodies_.size());
+    ++steps_;
     if (nb == 0) return;
     const StepParams p = params();
     auto policy = System::policy()(allocator_);
@@ -193,6 +196,71 @@ class DeviceWorld final : public World {
   }
 
   void synchronize() override { System::synchronize(); }
+
+  std::int64_t stepCount() const override { return steps_; }
+
+  // State format, version 1: Header, then nbody BodyData, nparticle positions, nparticle
+  // velocities, nbody overflow counters, all native-endian raw bytes.
+  struct StateHeader {
+    char magic[8];
+    std::uint32_t version;
+    std::uint32_t bodyDataSize;
+    std::int64_t steps;
+    std::uint64_t bodies;
+    std::uint64_t particles;
+  };
+  static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
+
+  std::vector<std::uint8_t> saveState() const override {
+    StateHeader h{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.version = 1;
+    h.bodyDataSize = sizeof(BodyData);
+    h.steps = steps_;
+    h.bodies = bodies_.size();
+    h.particles = position_.size();
+    std::vector<std::uint8_t> out;
+    append(out, &h, 1);
+    appendDevice(out, bodies_);
+    appendDevice(out, position_);
+    appendDevice(out, velocity_);
+    appendDevice(out, overflow_);
+    return out;
+  }
+
+  void loadState(const std::vector<std::uint8_t>& bytes, const std::string& source) override {
+    auto fail = [&](const std::string& what) { throw InputError(source + ": " + what); };
+    StateHeader h{};
+    if (bytes.size() < sizeof h) fail("not a smash state (too short)");
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) fail("not a smash state (bad magic)");
+    if (h.version != 1 || h.bodyDataSize != sizeof(BodyData))
+      fail("state format version " + std::to_string(h.version) + " is not supported by this build");
+    if (h.bodies != bodies_.size() || h.particles != position_.size())
+      fail("state of " + std::to_string(h.bodies) + " bodies / " + std::to_string(h.particles) +
+           " particles does not belong to this scene (" + std::to_string(bodies_.size()) + " / " +
+           std::to_string(position_.size()) + ")");
+    const std::size_t expected = sizeof h + h.bodies * (sizeof(BodyData) + sizeof(long long)) +
+                                 h.particles * 2 * sizeof(glm::vec4);
+    if (bytes.size() != expected)
+      fail("state is " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected) + " (truncated?)");
+    std::size_t at = sizeof h;
+    std::vector<BodyData> bodies = take<BodyData>(bytes, at, h.bodies);
+    // The static part of each body must be this scene's.
+    thrust::host_vector<BodyData> current = bodies_;
+    for (std::size_t b = 0; b < bodies.size(); ++b)
+      if (bodies[b].shape != current[b].shape || bodies[b].particleOffset != current[b].particleOffset ||
+          bodies[b].particleCount != current[b].particleCount)
+        fail("body " + std::to_string(b) + " of the state does not match the scene's body " + std::to_string(b));
+    std::vector<glm::vec4> position = take<glm::vec4>(bytes, at, h.particles);
+    std::vector<glm::vec4> velocity = take<glm::vec4>(bytes, at, h.particles);
+    std::vector<long long> overflow = take<long long>(bytes, at, h.bodies);
+    upload(bodies_, bodies);
+    upload(position_, position);
+    upload(velocity_, velocity);
+    upload(overflow_, overflow);
+    steps_ = h.steps;
+  }
 
   std::vector<BodyPose> poses() const override {
     if (bodies_.empty()) return {};
@@ -302,6 +370,25 @@ class DeviceWorld final : public World {
     return p;
   }
 
+  template <class T>
+  static void append(std::vector<std::uint8_t>& out, const T* data, std::size_t count) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(data);
+    out.insert(out.end(), p, p + count * sizeof(T));
+  }
+  template <class T>
+  static void appendDevice(std::vector<std::uint8_t>& out, const Vector<T>& v) {
+    if (v.empty()) return;
+    thrust::host_vector<T> h = v;
+    append(out, h.data(), h.size());
+  }
+  template <class T>
+  static std::vector<T> take(const std::vector<std::uint8_t>& bytes, std::size_t& at, std::size_t count) {
+    std::vector<T> out(count);
+    if (count) std::memcpy(out.data(), bytes.data() + at, count * sizeof(T));
+    at += count * sizeof(T);
+    return out;
+  }
+
   /// Copies a host staging vector into backend memory. Empty ranges are skipped: CCCL's assign
   /// dereferences begin() even for an empty range (UBSan reports it).
   template <class T>
@@ -331,6 +418,7 @@ class DeviceWorld final : public World {
   Vector<long long> overflow_;
   CachingAllocator<System> allocator_;
   bool profiling_ = false;
+  std::int64_t steps_ = 0;
   std::vector<double> stageSeconds_;
 };
 

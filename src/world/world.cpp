@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "core/error.h"
 #include "math/sdf.h"
@@ -65,6 +68,28 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
 #endif
   }
   throw InputError("backend: unknown");
+}
+
+void saveStateFile(const World& world, const std::string& path) {
+  const std::vector<std::uint8_t> bytes = world.saveState();
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path + ": cannot write state file");
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) throw InputError(path + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InputError(path + ": cannot rename the finished state file into place");
+  }
+}
+
+void loadStateFile(World& world, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open state file");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  world.loadState(bytes, path);
 }
 
 StepObservation observe(const World& world, const Scene& scene, std::int64_t step) {

@@ -80,6 +80,17 @@ class World {
   virtual std::vector<glm::vec3> particlePositions() const = 0;
   virtual std::vector<glm::vec3> particleVelocities() const = 0;
 
+  /// Steps taken (since creation, plus those of a loaded state).
+  virtual std::int64_t stepCount() const = 0;
+
+  /// The complete state — bodies, particles, counters, step count — as bytes in a versioned
+  /// format. Loading it into a world created from the same scene and stepping on gives bit for
+  /// bit the state an uninterrupted run reaches (the serial and OpenMP per-body layouts).
+  virtual std::vector<std::uint8_t> saveState() const = 0;
+  /// Throws InputError (naming `source`) when the bytes are not a state of this scene.
+  virtual void loadState(const std::vector<std::uint8_t>& state,
+                         const std::string& source = "state") = 0;
+
   /// Contacts that did not fit the per-body contact buffer since creation (they were solved
   /// without: the deepest are kept). Non-zero means the buffer should grow.
   virtual std::int64_t contactOverflow() const = 0;
@@ -91,6 +102,11 @@ class World {
   virtual StageTimes stageTimes() const = 0;
   virtual void resetStageTimes() = 0;
 };
+
+/// State files: written under a temporary name and renamed when complete, so a failed write
+/// never leaves a file that looks finished. Errors name the file.
+void saveStateFile(const World& world, const std::string& path);
+void loadStateFile(World& world, const std::string& path);
 
 /// What RunChecks needs, computed on the host from the backend's particles (a copy: for runners
 /// and tests, not for benchmarks). `step` is the caller's step count.
