@@ -98,8 +98,11 @@ SMASH_HD void jacobiEigenSymmetric(T (&a)[N][N], T (&v)[N][N], int maxSweeps) {
         if (apq == T(0)) continue;
         // Rotation angle that annihilates a[p][q] (stable form, |t| <= 1).
         T theta = (a[q][q] - a[p][p]) / (T(2) * apq);
-        T t = T(1) / (absT(theta) + glm::sqrt(theta * theta + T(1)));
-        if (theta < T(0)) t = -t;
+        // t = sign(θ) / (|θ| + sqrt(θ² + 1)); for huge θ, θ² would overflow, and t = 1/(2θ)
+        // to working precision.
+        T t = absT(theta) > T(1e15) ? T(0.5) / theta
+                                    : T(1) / (absT(theta) + glm::sqrt(theta * theta + T(1)));
+        if (theta < T(0) && t > T(0)) t = -t;
         T c = T(1) / glm::sqrt(t * t + T(1));
         T s = t * c;
         for (int k = 0; k < N; ++k) {  // a ← Jᵀ a J, columns then rows
