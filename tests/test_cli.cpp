@@ -58,3 +58,22 @@ TEST_CASE("cli: run the lab scene on a pipeline backend", "[cli][world]") {
     REQUIRE(cuda.output.find("backend cuda:") != std::string::npos);
   }
 }
+
+TEST_CASE("cli: the watchdog stops a run and names the body", "[cli][watchdog]") {
+  const std::string mesh = smash::test::sourcePath("scenes/meshes/bunny.obj");
+  const std::string scene = smash::test::writeTemp("watchdog_scene.json", R"({
+    "dt": 0.01, "frames": 50,
+    "materials": {"default": {}},
+    "shapes": {"bunny": {"mesh": ")" + mesh + R"(", "scale": 0.4}},
+    "bodies": [{"shape": "bunny", "position": [0, 1, 0]},
+               {"shape": "bunny", "position": [5, 1, 0], "velocity": [0, 50, 0]}],
+    "watchdog": {"max_speed": 20, "policy": "stop"}
+  })");
+  for (const char* backend : {"reference", "omp"}) {
+    auto r = runCommand(std::string(SMASH_EXE) + " run " + scene + " --backend " + backend);
+    INFO(r.output);
+    REQUIRE(r.exitCode == 3);
+    REQUIRE(r.output.find("watchdog: body 1: faster than the speed limit at step 1") != std::string::npos);
+    REQUIRE(r.output.find("stopped by the watchdog at frame 1") != std::string::npos);
+  }
+}

@@ -1,9 +1,11 @@
 // Determinism, snapshot and resume (the serial backend, and the OpenMP per-body layout).
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 
+#include "reference/reference_world.h"
 #include "test_util.h"
 #include "world/world.h"
 
@@ -119,4 +121,83 @@ TEST_CASE("snapshot: bad state files give clear errors", "[snapshot][bad-input]"
   // Saving leaves no partial file behind.
   saveStateFile(*world, "smash_test_state2.bin");
   REQUIRE(!std::ifstream("smash_test_state2.bin.partial"));
+}
+
+namespace {
+// Three single-particle bodies, no gravity, h = 1 s: body 0 at rest, body 1 too fast (2e4 m/s,
+// still inside the bound after one step), body 2 leaving the 1e5 m bound in its first step.
+Scene watchdogScene(Watchdog::Policy policy) {
+  Scene s;
+  s.dt = 1.0;
+  s.gravity = glm::dvec3(0.0);
+  s.materials.push_back({"default", 0.5, 0.2});
+  s.shapes.push_back(shapeFromParticles("dot", {glm::dvec3(0.0)}, {1.0}));
+  for (double vx : {0.0, 2e4, 3e5}) {
+    Body b;
+    b.velocity = glm::dvec3(vx, 0, 0);
+    s.bodies.push_back(b);
+  }
+  s.watchdog.policy = policy;
+  return s;
+}
+
+void requireIncidents(const std::vector<BodyIncident>& got) {
+  REQUIRE(got.size() == 2);
+  REQUIRE(got[0].body == 1);
+  REQUIRE(got[0].step == 1);
+  REQUIRE(got[0].what == Incident::TooFast);
+  REQUIRE(got[1].body == 2);
+  REQUIRE(got[1].step == 1);
+  REQUIRE(got[1].what == Incident::OutOfBounds);
+}
+}  // namespace
+
+TEST_CASE("watchdog: incidents are reported with body and step, and handled by the policy", "[watchdog]") {
+  for (Watchdog::Policy policy : {Watchdog::Policy::Stop, Watchdog::Policy::Clamp}) {
+    const Scene scene = watchdogScene(policy);
+    const bool clamp = policy == Watchdog::Policy::Clamp;
+    const double limit = scene.watchdog.maxSpeed * (1 + 1e-6), bound = scene.watchdog.worldBound * (1 + 1e-6);
+    INFO((clamp ? "clamp" : "stop"));
+    ReferenceWorld ref(scene);
+    ref.step();
+    ref.step();  // a later step does not re-report or move the first incident
+    requireIncidents(ref.incidents());
+    if (clamp) {
+      REQUIRE(glm::length(ref.body(1).velocity) <= limit);
+      REQUIRE(ref.body(2).centre.x <= bound);
+    } else {
+      REQUIRE(glm::length(ref.body(1).velocity) == Approx(2e4));
+      REQUIRE(ref.body(2).centre.x == Approx(6e5));
+    }
+    for (Backend backend : {Backend::Cpp, Backend::Omp}) {
+      INFO(backendName(backend));
+      auto world = World::create(backend, scene);
+      world->step();
+      world->step();
+      requireIncidents(world->incidents());
+      std::vector<BodyPose> poses = world->poses();
+      if (clamp) {
+        REQUIRE(glm::length(poses[1].velocity) <= limit);
+        REQUIRE(poses[2].centre.x <= bound);
+      } else {
+        REQUIRE(glm::length(poses[1].velocity) == Approx(2e4));
+      }
+      // Non-finite: a NaN velocity put into body 0 is caught in the next step.
+      poses[0].velocity.x = std::nanf("");
+      world->setPoses(poses);
+      world->step();
+      std::vector<BodyIncident> got = world->incidents();
+      REQUIRE(got.size() == 3);
+      REQUIRE(got[0].body == 0);
+      REQUIRE(got[0].step == 3);
+      REQUIRE(got[0].what == Incident::NonFinite);
+      const BodyPose after = world->poses()[0];
+      if (clamp) {
+        REQUIRE(after.velocity == glm::vec3(0.0f));  // frozen at its pose from the step's start
+        REQUIRE(after.centre == glm::vec3(0.0f));
+      } else {
+        REQUIRE(!std::isfinite(after.velocity.x));  // stop: left as it is, the runner stops
+      }
+    }
+  }
 }

@@ -187,6 +187,15 @@ TEST_CASE("scene: bad input names the field", "[scene][bad-input]") {
     j["dt"] = "fast";
     requireRejected(j, {"dt", "must be a number"});
   }
+  SECTION("watchdog") {
+    Json j = minimalScene();
+    j["watchdog"] = {{"policy", "ignore"}};
+    requireRejected(j, {"watchdog.policy", "'ignore' is not one of"});
+    j["watchdog"] = {{"max_speed", 0}};
+    requireRejected(j, {"watchdog.max_speed", "> 0"});
+    j["watchdog"] = {{"world_bound", -5}};
+    requireRejected(j, {"watchdog.world_bound", "> 0"});
+  }
   SECTION("generators") {
     Json j = minimalScene();
     j["generators"] = Json::parse(R"([{"type": "grid", "shape": "bunny", "origin": [0,0,0],

@@ -158,6 +158,10 @@ class DeviceWorld final : public World {
     contacts_.resize(bodies.size() * static_cast<std::size_t>(scene.solver.maxContactsPerBody));
     overflow_.resize(bodies.size());
     thrust::fill(overflow_.begin(), overflow_.end(), 0LL);
+    incidentStep_.resize(bodies.size());
+    incidentKind_.resize(bodies.size());
+    thrust::fill(incidentStep_.begin(), incidentStep_.end(), -1LL);
+    thrust::fill(incidentKind_.begin(), incidentKind_.end(), 0);
     stageSeconds_.assign(kStageNames.size(), 0.0);
   }
 
@@ -198,6 +202,16 @@ class DeviceWorld final : public World {
   void synchronize() override { System::synchronize(); }
 
   std::int64_t stepCount() const override { return steps_; }
+
+  std::vector<BodyIncident> incidents() const override {
+    if (incidentStep_.empty()) return {};
+    thrust::host_vector<long long> step = incidentStep_;
+    thrust::host_vector<int> kind = incidentKind_;
+    std::vector<BodyIncident> out;
+    for (std::size_t b = 0; b < step.size(); ++b)
+      if (step[b] >= 0) out.push_back({b, step[b], static_cast<Incident>(kind[b])});
+    return out;
+  }
 
   // State format, version 1: Header, then nbody BodyData, nparticle positions, nparticle
   // velocities, nbody overflow counters, all native-endian raw bytes.
@@ -364,6 +378,12 @@ class DeviceWorld final : public World {
     p.collideAfter = s.collideAfter;
     p.impulseContacts = s.contact == ContactModel::Impulse;
     p.averagedContacts = s.contactSolver == ContactSolver::Averaged;
+    p.step = steps_;
+    p.incidentStep = thrust::raw_pointer_cast(incidentStep_.data());
+    p.incidentKind = thrust::raw_pointer_cast(incidentKind_.data());
+    p.worldBound = static_cast<float>(scene_.watchdog.worldBound);
+    p.maxSpeed = static_cast<float>(scene_.watchdog.maxSpeed);
+    p.clampIncidents = scene_.watchdog.policy == Watchdog::Policy::Clamp;
     p.penalty = PenaltyParams<float>{s.penalty.model, static_cast<float>(s.penalty.stiffness),
                                      static_cast<float>(s.penalty.buffer),
                                      static_cast<float>(s.penalty.barrier)};
@@ -416,6 +436,8 @@ class DeviceWorld final : public World {
   Vector<int> sumKeys_;
   Vector<ContactSlot> contacts_;
   Vector<long long> overflow_;
+  Vector<long long> incidentStep_;
+  Vector<int> incidentKind_;
   CachingAllocator<System> allocator_;
   bool profiling_ = false;
   std::int64_t steps_ = 0;

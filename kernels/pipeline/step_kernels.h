@@ -11,6 +11,7 @@
 #include "math/contact.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
+#include "math/watchdog.h"
 
 namespace smash::pipeline {
 
@@ -91,6 +92,12 @@ struct StepParams {
   bool impulseContacts = true;  // false: a penalty model
   bool averagedContacts = false;
   PenaltyParams<float> penalty;
+  // watchdog
+  long long step = 0;              // the step being taken (1-based)
+  long long* incidentStep = nullptr;  // (nbody) first incident's step, −1 if none
+  int* incidentKind = nullptr;        // (nbody) Incident of that step
+  float worldBound = 0, maxSpeed = 0;
+  bool clampIncidents = false;
 };
 
 SMASH_HD V3 xyz(const glm::vec4& v) { return V3(v.x, v.y, v.z); }
@@ -308,6 +315,28 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, BodyData& 
   }
 }
 
+/// The watchdog at the end of a body's step: record the first incident of each body; with the
+/// clamp policy repair the state (a non-finite body is frozen at `before`, its pose at the start).
+SMASH_HD void watchBody(const StepParams& p, int bodyIndex, const BodyData& before, BodyData& b) {
+  const float radius = p.shapes[b.shape].radius;
+  const Incident incident = checkBody(b.centre, b.rotation, b.velocity, b.angularVelocity, radius,
+                                      p.worldBound, p.maxSpeed);
+  if (incident == Incident::None) return;
+  if (p.incidentStep[bodyIndex] < 0) {
+    p.incidentStep[bodyIndex] = p.step;
+    p.incidentKind[bodyIndex] = static_cast<int>(incident);
+  }
+  if (!p.clampIncidents) return;
+  if (incident == Incident::NonFinite) {
+    b.centre = before.centre;
+    b.rotation = before.rotation;
+    b.velocity = V3(0.0f);
+    b.angularVelocity = V3(0.0f);
+  } else {
+    clampBody(b.centre, b.velocity, b.angularVelocity, radius, p.worldBound, p.maxSpeed);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per body.
 
@@ -316,6 +345,7 @@ struct MatchBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     BodyData b = p.bodies[bodyIndex];
+    const BodyData before = b;
     const ShapeData& shape = p.shapes[b.shape];
     const MatchSums& s = p.sums[bodyIndex];
     M3 A = s.myr;
@@ -328,6 +358,7 @@ struct MatchBodies {
     b.centre += xToNew;
     b.angularVelocity = worldInverseInertia(p, b) * s.l;
     if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, b);
+    watchBody(p, bodyIndex, before, b);
     p.bodies[bodyIndex] = b;
   }
 };
@@ -337,6 +368,7 @@ struct ImpulseBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     BodyData b = p.bodies[bodyIndex];
+    const BodyData before = b;
     const ShapeData& shape = p.shapes[b.shape];
     V3 F(0.0f), tau(0.0f);
     if (!p.impulseContacts)
@@ -358,6 +390,7 @@ struct ImpulseBodies {
     Quat<float> q = integrateOrientation(quaternionFromRotation(b.rotation), b.angularVelocity, p.h);
     b.rotation = rotationMatrix(q);
     if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, b);
+    watchBody(p, bodyIndex, before, b);
     p.bodies[bodyIndex] = b;
   }
 };

@@ -5,9 +5,12 @@
 //                   [--frames N] [--every K]
 //   smash validate SCENE
 //
-// Exit codes: 0 success (and the scene's checks passed), 1 a check failed, 2 bad input or usage.
+// Exit codes: 0 success (and the scene's checks passed), 1 a check failed, 2 bad input or usage,
+// 3 stopped by the watchdog (a body went non-finite, left the world bound or exceeded the speed
+// limit, with the scene's watchdog policy "stop").
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -29,6 +32,7 @@ struct Runner {
   virtual smash::StepObservation observation(std::int64_t step) const = 0;
   virtual double maxParticleSpeed() const = 0;
   virtual double time() const = 0;
+  virtual std::vector<smash::BodyIncident> incidents() const = 0;
 };
 
 struct ReferenceRunner : Runner {
@@ -39,6 +43,7 @@ struct ReferenceRunner : Runner {
   smash::StepObservation observation(std::int64_t) const override { return world.observation(); }
   double maxParticleSpeed() const override { return world.maxParticleSpeed(); }
   double time() const override { return world.time(); }
+  std::vector<smash::BodyIncident> incidents() const override { return world.incidents(); }
   smash::ReferenceWorld world;
 };
 
@@ -62,6 +67,7 @@ struct WorldRunner : Runner {
     return s;
   }
   double time() const override { return double(steps) * scene.stepDt(); }
+  std::vector<smash::BodyIncident> incidents() const override { return world->incidents(); }
   smash::Scene scene;
   std::unique_ptr<smash::World> world;
   std::int64_t steps = 0;
@@ -94,12 +100,23 @@ int runScene(const std::string& path, const std::string& backendName, const std:
   std::printf("%7s %9s  %-34s %12s %12s\n", "frame", "time", "centre (body 0)", "kinetic",
               "penetration");
   std::int64_t steps = 0;
+  std::set<unsigned long long> reported;
   for (int f = 1; f <= scene.frames; ++f) {
     smash::StepObservation last;
     for (int s = 0; s < scene.substeps; ++s) {
       runner->step();
       last = runner->observation(++steps);
       checks.observe(last);
+    }
+    // The watchdog: report each flagged body once; with the "stop" policy, stop here.
+    std::vector<smash::BodyIncident> incidents = runner->incidents();
+    for (const smash::BodyIncident& incident : incidents)
+      if (reported.insert(incident.body).second)
+        std::printf("watchdog: body %llu: %s at step %lld\n", incident.body,
+                    smash::incidentName(incident.what), incident.step);
+    if (!incidents.empty() && scene.watchdog.policy == smash::Watchdog::Policy::Stop) {
+      std::printf("stopped by the watchdog at frame %d (policy \"stop\"); results after this are not valid\n", f);
+      return 3;
     }
     if (f % every == 0 || f == scene.frames) {
       glm::dvec3 c = runner->centre0();

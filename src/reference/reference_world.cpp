@@ -20,6 +20,8 @@ ReferenceWorld::ReferenceWorld(Scene scene) : scene_(std::move(scene)) {
     bodies_.push_back(s);
     particleOffset_.push_back(particleOffset_.back() + scene_.shapes[body.shape].rest.size());
   }
+  incidentStep_.assign(bodies_.size(), -1);
+  incidentKind_.assign(bodies_.size(), Incident::None);
   x_.resize(particleOffset_.back());
   v_.resize(particleOffset_.back());
   for (std::size_t b = 0; b < bodies_.size(); ++b) writeParticlesFromBody(b);
@@ -31,13 +33,47 @@ void ReferenceWorld::stepFrame() {
 
 void ReferenceWorld::step() {
   const double h = scene_.stepDt();
+  ++steps_;
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    const BodyState before = bodies_[b];
     if (scene_.solver.method == Method::ShapeMatching)
       stepShapeMatching(b, h);
     else
       stepImpulse(b, h);
+    watchBody(b, before);
   }
-  ++steps_;
+}
+
+// The watchdog (scene.watchdog): record the first incident of each body; with the clamp policy
+// repair the state, freezing a non-finite body at its pose from the start of the step.
+void ReferenceWorld::watchBody(std::size_t b, const BodyState& before) {
+  const Watchdog& w = scene_.watchdog;
+  BodyState& s = bodies_[b];
+  const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
+  const Incident incident = checkBody(s.centre, s.rotation, s.velocity, s.angularVelocity, radius,
+                                      w.worldBound, w.maxSpeed);
+  if (incident == Incident::None) return;
+  if (incidentStep_[b] < 0) {
+    incidentStep_[b] = steps_;
+    incidentKind_[b] = incident;
+  }
+  if (w.policy != Watchdog::Policy::Clamp) return;
+  if (incident == Incident::NonFinite) {
+    s.centre = before.centre;
+    s.rotation = before.rotation;
+    s.velocity = glm::dvec3(0.0);
+    s.angularVelocity = glm::dvec3(0.0);
+  } else {
+    clampBody(s.centre, s.velocity, s.angularVelocity, radius, w.worldBound, w.maxSpeed);
+  }
+  writeParticlesFromBody(b);
+}
+
+std::vector<BodyIncident> ReferenceWorld::incidents() const {
+  std::vector<BodyIncident> out;
+  for (std::size_t b = 0; b < bodies_.size(); ++b)
+    if (incidentStep_[b] >= 0) out.push_back({b, incidentStep_[b], incidentKind_[b]});
+  return out;
 }
 
 ContactMaterial<double> ReferenceWorld::contactMaterial(std::size_t b) const {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "math/watchdog.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
 
@@ -55,6 +56,9 @@ class ReferenceWorld {
   double maxParticleSpeed() const;
   /// All positions and velocities finite.
   bool finite() const;
+  /// Bodies the watchdog has flagged, each with its first incident.
+  std::vector<BodyIncident> incidents() const;
+
   /// Contacts dropped by the max_contacts_per_body rule since the start.
   std::int64_t contactOverflow() const { return contactOverflow_; }
   /// What RunChecks needs after a step.
@@ -63,6 +67,7 @@ class ReferenceWorld {
  private:
   void stepShapeMatching(std::size_t b, double h);
   void stepImpulse(std::size_t b, double h);
+  void watchBody(std::size_t b, const BodyState& before);
   /// Body-level contact against every collider: impulses from the contact solver, then a rigid
   /// translation out of each collider along its deepest point's normal.
   void resolveBodyContacts(std::size_t b);
@@ -92,6 +97,8 @@ class ReferenceWorld {
   std::vector<glm::dvec3> x_, v_;             // (nparticle) shape matching state
   std::int64_t steps_ = 0;
   std::int64_t contactOverflow_ = 0;
+  std::vector<long long> incidentStep_;  // (nbody) first incident's step, −1 if none
+  std::vector<Incident> incidentKind_;   // (nbody)
 };
 
 }  // namespace smash

@@ -461,6 +461,15 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
       parseGenerator((*gs)[i], file, "generators[" + std::to_string(i) + "]", scene);
   }
   if (const Json* c = f.get("checks")) parseChecks(*c, file, scene);
+  if (const Json* w = f.get("watchdog")) {
+    Fields wf(*w, file, "watchdog");
+    scene.watchdog.worldBound = wf.positive("world_bound", 1e5);
+    scene.watchdog.maxSpeed = wf.positive("max_speed", 1e4);
+    scene.watchdog.policy = wf.choice("policy", "stop", {"stop", "clamp"}) == "clamp"
+                                ? Watchdog::Policy::Clamp
+                                : Watchdog::Policy::Stop;
+    wf.finish();
+  }
   f.finish();
 
   std::int64_t particles = 0;

@@ -74,6 +74,18 @@ struct SceneChecks {
   std::optional<glm::dvec3> boundsMin, boundsMax;  ///< every particle stays inside, every step
 };
 
+/// The state check every step makes (issue "a step that checks its state"): a body whose state is
+/// non-finite, outside |x|,|y|,|z| ≤ worldBound, or faster than maxSpeed (linear, or angular at
+/// its bounding radius) is an incident, recorded with body and step. Policy Stop leaves the state
+/// as it is and runners stop; Clamp scales speeds down to maxSpeed, moves the centre back inside
+/// the bound, and freezes a non-finite body at its pose from the start of the step.
+struct Watchdog {
+  enum class Policy { Stop, Clamp };
+  double worldBound = 1e5;
+  double maxSpeed = 1e4;
+  Policy policy = Policy::Stop;
+};
+
 struct Scene {
   std::string name;
   std::string path;       ///< file it came from ("" when built in code)
@@ -89,6 +101,7 @@ struct Scene {
   std::vector<Shape> shapes;
   std::vector<Body> bodies;
   SceneChecks checks;
+  Watchdog watchdog;
 
   double stepDt() const { return dt / substeps; }
 };

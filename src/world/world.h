@@ -17,6 +17,7 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
 
+#include "math/watchdog.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
 
@@ -79,6 +80,9 @@ class World {
   /// Particle positions, body after body (body b's particles in its shape's order).
   virtual std::vector<glm::vec3> particlePositions() const = 0;
   virtual std::vector<glm::vec3> particleVelocities() const = 0;
+
+  /// Bodies the watchdog has flagged, each with its first incident (a copy from the backend).
+  virtual std::vector<BodyIncident> incidents() const = 0;
 
   /// Steps taken (since creation, plus those of a loaded state).
   virtual std::int64_t stepCount() const = 0;
