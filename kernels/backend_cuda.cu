@@ -46,6 +46,15 @@ int cudaDeviceCount() {
   return n;
 }
 
+std::size_t cudaFreeMemory() {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return free;
+}
+
 std::unique_ptr<World> makeCudaWorld(const Scene& scene, StepStrategy strategy) {
   return std::make_unique<DeviceWorld<CudaSystem>>(scene, strategy);
 }

@@ -249,3 +249,14 @@ TEST_CASE("world: backend names", "[world]") {
   REQUIRE(backendAvailable(Backend::Cpp));
   REQUIRE(backendAvailable(Backend::Omp));
 }
+
+TEST_CASE("world: a scene that cannot fit the backend's memory is rejected before allocating", "[world][limits]") {
+  // 432,000 bunnies: 1.5e9 particles, within 32-bit indices but ~60 GiB of buffers.
+  Scene scene = loadScene(test::sourcePath("scenes/lab_bunny.json"));
+  scene.bodies.assign(432000, scene.bodies[0]);
+  for (Backend backend : backendsUnderTest()) {
+    INFO(backendName(backend));
+    test::requireInputError([&] { World::create(backend, scene); },
+                            {"lab_bunny.json: bodies: 432000 bodies with 1504656000 particles need about", "GiB", "memory"});
+  }
+}

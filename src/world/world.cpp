@@ -1,6 +1,9 @@
 #include "world/world.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <new>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -9,6 +12,7 @@
 #include "core/error.h"
 #include "math/sdf.h"
 #include "pipeline/backends.h"
+#include "pipeline/step_kernels.h"
 
 namespace smash {
 
@@ -52,7 +56,34 @@ bool backendAvailable(Backend b) {
 #endif
 }
 
-std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy strategy) {
+namespace pipeline {
+std::size_t backendBytes(const Scene& scene) {
+  std::size_t particles = 0, rest = 0;
+  for (const Body& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
+  for (const Shape& s : scene.shapes) rest += s.rest.size();
+  const std::size_t perParticle = 2 * sizeof(glm::vec4) + sizeof(int);
+  const std::size_t perBody = sizeof(BodyData) + sizeof(MatchSums) + sizeof(int) + sizeof(long long) +
+                              sizeof(long long) + sizeof(int) +
+                              static_cast<std::size_t>(scene.solver.maxContactsPerBody) * sizeof(ContactSlot);
+  return particles * perParticle + rest * sizeof(glm::vec4) + scene.shapes.size() * sizeof(ShapeData) +
+         scene.bodies.size() * perBody;
+}
+}  // namespace pipeline
+
+namespace {
+
+std::size_t hostMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : 0;
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+std::unique_ptr<World> createUnchecked(Backend backend, const Scene& scene, StepStrategy strategy) {
   switch (backend) {
     case Backend::Cpp:
       return pipeline::makeCppWorld(scene, strategy);
@@ -68,6 +99,31 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
 #endif
   }
   throw InputError("backend: unknown");
+}
+
+}  // namespace
+
+std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy strategy) {
+  // Rejected up front when the buffers cannot fit (CPU backends also hold a staging copy while
+  // they are built, hence twice the buffers against the machine's memory).
+  const std::size_t need = pipeline::backendBytes(scene);
+  std::size_t have = hostMemory() / 2;
+#if defined(SMASH_HAVE_CUDA)
+  if (backend == Backend::Cuda && backendAvailable(Backend::Cuda)) have = pipeline::cudaFreeMemory();
+#endif
+  std::size_t particles = 0;
+  for (const Body& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
+  if (have > 0 && need > have)
+    throw InputError((scene.path.empty() ? std::string("scene") : scene.path) + ": bodies: " +
+                     std::to_string(scene.bodies.size()) + " bodies with " + std::to_string(particles) + " particles need about " + gib(double(need)) +
+                     " of " + backendName(backend) + " memory; " + gib(double(have)) + " can be used");
+  try {
+    return createUnchecked(backend, scene, strategy);
+  } catch (const std::bad_alloc&) {
+    throw InputError((scene.path.empty() ? std::string("scene") : scene.path) + ": out of " +
+                     backendName(backend) + " memory while allocating " + gib(double(need)) +
+                     " for " + std::to_string(particles) + " particles");
+  }
 }
 
 void saveStateFile(const World& world, const std::string& path) {
