@@ -15,6 +15,8 @@ struct CppSystem {
   using Vector = thrust::cpp::vector<T>;
   static constexpr Backend kBackend = Backend::Cpp;
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerBody;
+  // Runs the segmented reduce_by_key of the per-particle layout: the CPU twin of the CUDA path.
+  static constexpr bool kReduceByKey = true;
   static auto policy() { return thrust::cpp::par; }
   static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
   static void freeBytes(char* p) { std::free(p); }

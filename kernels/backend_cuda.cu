@@ -25,6 +25,7 @@ struct CudaSystem {
   using Vector = thrust::cuda::vector<T>;
   static constexpr Backend kBackend = Backend::Cuda;
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerParticle;
+  static constexpr bool kReduceByKey = true;
   static auto policy() { return thrust::cuda::par; }
   static char* allocateBytes(std::size_t n) {
     void* p = nullptr;

@@ -14,6 +14,9 @@ struct OmpSystem {
   using Vector = thrust::omp::vector<T>;
   static constexpr Backend kBackend = Backend::Omp;
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerBody;
+  // CCCL's OpenMP reduce_by_key is slow here (52 of 87 ms per step at 1,024 bunnies) and trips
+  // UBSan inside CCCL; the per-particle layout sums one body per thread instead.
+  static constexpr bool kReduceByKey = false;
   static auto policy() { return thrust::omp::par; }
   static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
   static void freeBytes(char* p) { std::free(p); }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <cfenv>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -9,6 +10,22 @@
 #include "core/error.h"
 
 namespace smash::test {
+
+/// Switches floating-point traps off for a scope whose input is non-finite or overflows on
+/// purpose (traps are on when the suite runs with SMASH_FP_TRAPS=1).
+class FpTrapsOff {
+ public:
+  FpTrapsOff() : saved_(fegetexcept()) { fedisableexcept(FE_ALL_EXCEPT); }
+  ~FpTrapsOff() {
+    feclearexcept(FE_ALL_EXCEPT);
+    feenableexcept(saved_);
+  }
+  FpTrapsOff(const FpTrapsOff&) = delete;
+  FpTrapsOff& operator=(const FpTrapsOff&) = delete;
+
+ private:
+  int saved_;
+};
 
 inline std::string sourcePath(const std::string& rel) { return std::string(SMASH_SOURCE_DIR) + "/" + rel; }
 inline std::string dataPath(const std::string& rel) { return std::string(SMASH_TEST_DATA) + "/" + rel; }

@@ -185,6 +185,10 @@ class DeviceWorld final : public World {
     if (shapeMatching) {
       stage(kIntegrate, [&] { thrust::for_each(policy, first, first + n, IntegrateParticles{p}); });
       stage(kMatchSums, [&] {
+        if constexpr (!System::kReduceByKey) {
+          thrust::for_each(policy, first, first + nb, SumBodyParticles{p});
+          return;
+        }
         // Raw pointers: the policy selects the system, and CCCL's serial reduce_by_key reads
         // thrust::reference keys through a null execution-policy reference (UBSan reports it).
         thrust::reduce_by_key(policy, p.particleBody, p.particleBody + n,

@@ -164,6 +164,23 @@ struct ParticleMatchSums {
   }
 };
 
+/// The segmented reduction as one body per thread, summing its particles in order: the OpenMP
+/// backend's per-particle layout uses it instead of reduce_by_key (see device_world.inl).
+struct SumBodyParticles {
+  StepParams p;
+  SMASH_HD void operator()(int bodyIndex) const {
+    const BodyData& b = p.bodies[bodyIndex];
+    const glm::vec4* rest = p.rest + p.shapes[b.shape].restOffset;
+    MatchSums sums = {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)};
+    for (int k = 0; k < b.particleCount; ++k) {
+      const int i = b.particleOffset + k;
+      accumulateMatch(sums, rest[k].w, xyz(rest[k]), xyz(p.position[i]) - b.centre,
+                      xyz(p.velocity[i]), p.h);
+    }
+    p.sums[bodyIndex] = sums;
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Body-level contact (shared by both methods): sequential impulses over the particles within the
 // contact margin of any collider, then push-out along the deepest point's normal.
