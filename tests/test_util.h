@@ -28,7 +28,6 @@ class FpTrapsOff {
 };
 
 inline std::string sourcePath(const std::string& rel) { return std::string(SMASH_SOURCE_DIR) + "/" + rel; }
-inline std::string dataPath(const std::string& rel) { return std::string(SMASH_TEST_DATA) + "/" + rel; }
 
 /// Writes `text` to a file under the build's temp folder and returns its path.
 inline std::string writeTemp(const std::string& name, const std::string& text) {

@@ -268,7 +268,7 @@ SMASH_HD void sequentialImpulses(const StepParams& p, BodyData& b, ContactSlot* 
     }
 }
 
-/// SPEC §3 step 2 literally, for one collider's contacts [begin, end).
+/// SPEC §3 step 2 literally, for the `count` contacts of one collider.
 SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlot* c, int count) {
   const ShapeData& shape = p.shapes[b.shape];
   V3 sumR(0.0f), sumN(0.0f);

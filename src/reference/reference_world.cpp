@@ -402,13 +402,6 @@ glm::dvec3 ReferenceWorld::angularMomentum() const {
   return l;
 }
 
-double ReferenceWorld::deepestPenetration() const {
-  double deepest = 0;
-  for (const glm::dvec3& x : x_)
-    for (const auto& collider : scene_.colliders)
-      deepest = std::max(deepest, -sdfCollider(collider, x).phi);
-  return deepest;
-}
 
 double ReferenceWorld::maxParticleSpeed() const {
   double s = 0;
@@ -416,25 +409,14 @@ double ReferenceWorld::maxParticleSpeed() const {
   return s;
 }
 
-bool ReferenceWorld::finite() const {
-  auto ok = [](const glm::dvec3& a) {
-    return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z);
-  };
-  return std::all_of(x_.begin(), x_.end(), ok) && std::all_of(v_.begin(), v_.end(), ok);
-}
+
 
 StepObservation ReferenceWorld::observation() const {
-  StepObservation o;
-  o.step = steps_;
-  o.finite = finite();
-  o.deepestPenetration = deepestPenetration();
-  o.particleMin = glm::dvec3(1e300);
-  o.particleMax = glm::dvec3(-1e300);
-  for (const glm::dvec3& x : x_) {
-    o.particleMin = glm::min(o.particleMin, x);
-    o.particleMax = glm::max(o.particleMax, x);
-  }
-  return o;
+  return observeParticles(steps_, x_, v_, scene_.colliders);
 }
+
+double ReferenceWorld::deepestPenetration() const { return observation().deepestPenetration; }
+
+bool ReferenceWorld::finite() const { return observation().finite; }
 
 }  // namespace smash

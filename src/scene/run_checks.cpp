@@ -1,5 +1,7 @@
 #include "scene/run_checks.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace smash {
@@ -10,6 +12,27 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0) {
   return buf;
 }
 }  // namespace
+
+StepObservation observeParticles(std::int64_t step, const std::vector<glm::dvec3>& positions,
+                                 const std::vector<glm::dvec3>& velocities,
+                                 const std::vector<Collider<double>>& colliders) {
+  auto finite = [](const glm::dvec3& a) {
+    return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z);
+  };
+  StepObservation o;
+  o.step = step;
+  o.particleMin = glm::dvec3(1e300);
+  o.particleMax = glm::dvec3(-1e300);
+  for (const glm::dvec3& x : positions) {
+    o.finite = o.finite && finite(x);
+    o.particleMin = glm::min(o.particleMin, x);
+    o.particleMax = glm::max(o.particleMax, x);
+    for (const auto& collider : colliders)
+      o.deepestPenetration = std::max(o.deepestPenetration, -sdfCollider(collider, x).phi);
+  }
+  for (const glm::dvec3& v : velocities) o.finite = o.finite && finite(v);
+  return o;
+}
 
 void RunChecks::observe(const StepObservation& o) {
   ++observed_;

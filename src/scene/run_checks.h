@@ -23,6 +23,12 @@ struct Verdict {
   std::vector<std::string> lines;  ///< one per check: "ok ..." or "FAIL ..."
 };
 
+/// The observation of a set of particles against the scene's colliders: finiteness of positions
+/// and velocities, the bounds of the positions, the deepest penetration (≥ 0).
+StepObservation observeParticles(std::int64_t step, const std::vector<glm::dvec3>& positions,
+                                 const std::vector<glm::dvec3>& velocities,
+                                 const std::vector<Collider<double>>& colliders);
+
 class RunChecks {
  public:
   explicit RunChecks(const SceneChecks& checks) : checks_(checks) {}

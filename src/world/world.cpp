@@ -149,21 +149,9 @@ void loadStateFile(World& world, const std::string& path) {
 }
 
 StepObservation observe(const World& world, const Scene& scene, std::int64_t step) {
-  StepObservation o;
-  o.step = step;
-  o.particleMin = glm::dvec3(1e300);
-  o.particleMax = glm::dvec3(-1e300);
-  for (const glm::vec3& xf : world.particlePositions()) {
-    const glm::dvec3 x(xf);
-    if (!std::isfinite(x.x) || !std::isfinite(x.y) || !std::isfinite(x.z)) o.finite = false;
-    o.particleMin = glm::min(o.particleMin, x);
-    o.particleMax = glm::max(o.particleMax, x);
-    for (const auto& collider : scene.colliders)
-      o.deepestPenetration = std::max(o.deepestPenetration, -sdfCollider(collider, x).phi);
-  }
-  for (const glm::vec3& v : world.particleVelocities())
-    if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z)) o.finite = false;
-  return o;
+  auto widen = [](const std::vector<glm::vec3>& v) { return std::vector<glm::dvec3>(v.begin(), v.end()); };
+  return observeParticles(step, widen(world.particlePositions()), widen(world.particleVelocities()),
+                          scene.colliders);
 }
 
 double kineticEnergy(const World& world, const Scene& scene) {
