@@ -10,6 +10,7 @@ packages=(
   libcli11-dev         # command line
   catch2               # tests (Catch2 v2.13)
   libeigen3-dev        # tests only: the independent SVD oracle for rotation extraction
+  libopenvdb-dev libboost-iostreams-dev zlib1g-dev  # mesh SDF baking (OpenVDB and what its CMake module asks for)
   clang libclang-rt-14-dev  # fuzzing (libFuzzer) and its sanitizer runtimes
 )
 

@@ -9,7 +9,9 @@
 // the fields depends on `type` (see ColliderType).
 #pragma once
 
+#include "math/grid_sdf.h"
 #include "math/hd.h"
+#include "math/sdf_sample.h"
 
 namespace smash {
 
@@ -19,6 +21,7 @@ enum class ColliderType : int {
   Box = 2,           ///< `point` centre, `halfExtents`, `rotation`
   Capsule = 3,       ///< segment `point`→`point2`, `radius`
   BoxContainer = 4,  ///< inside-out box: the solid is everything outside it
+  Mesh = 5,          ///< baked grid SDF of a mesh (`grid`), placed at `point` with `rotation`
 };
 
 template <class T>
@@ -29,13 +32,8 @@ struct Collider {
   Vec3<T> point2{T(0)};
   Vec3<T> halfExtents{T(0)};
   T radius = T(0);
-  Quat<T> rotation{T(1), T(0), T(0), T(0)};  ///< box orientation (local → world)
-};
-
-template <class T>
-struct SdfSample {
-  T phi;
-  Vec3<T> gradient;
+  Quat<T> rotation{T(1), T(0), T(0), T(0)};  ///< box / mesh orientation (local → world)
+  GridSdfView grid;  ///< Mesh: the baked field in the mesh's frame (backend memory)
 };
 
 template <class T>
@@ -99,8 +97,20 @@ SMASH_HD SdfSample<T> sdfCollider(const Collider<T>& c, const Vec3<T>& x) {
       SdfSample<T> s = sdfBox(x, c.point, c.halfExtents, c.rotation);
       return {-s.phi, -s.gradient};
     }
+    case ColliderType::Mesh: {
+      SdfSample<T> s = sampleGrid(c.grid, glm::conjugate(c.rotation) * (x - c.point));
+      return {s.phi, c.rotation * s.gradient};
+    }
   }
   return {T(1), Vec3<T>(T(0), T(1), T(0))};
+}
+
+/// How much a collider's φ may fall short of a 1-Lipschitz bound: analytic SDFs are exact; a
+/// trilinear grid deviates from the true distance by less than a cell (see grid_sdf.h), so a bound
+/// through one point holds within twice that.
+template <class T>
+SMASH_HD T lipschitzSlack(const Collider<T>& c) {
+  return c.type == ColliderType::Mesh ? T(2) * T(c.grid.cell) : T(0);
 }
 
 /// Union of colliders: the minimum φ (SPEC §5), with the gradient of the closest one.

@@ -23,7 +23,10 @@
 #include <thrust/host_vector.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/binary_search.h>
 #include <thrust/reduce.h>
+#include <thrust/scan.h>
+#include <thrust/sort.h>
 
 #if __has_include(<nvtx3/nvToolsExt.h>)
 #include <nvtx3/nvToolsExt.h>
@@ -95,6 +98,18 @@ class DeviceWorld final : public World {
     // iterator when growing from empty: UBSan reports it), then copied over whole.
     std::vector<glm::vec4> rest;
     std::vector<ShapeData> shapes;
+    std::vector<float> grids;  // every baked field (shapes', then mesh colliders'), concatenated
+    std::vector<std::size_t> shapeGridOffset, colliderGridOffset;
+    for (const Shape& s : scene.shapes) {
+      shapeGridOffset.push_back(grids.size());
+      if (s.sdf) grids.insert(grids.end(), s.sdf->values.begin(), s.sdf->values.end());
+    }
+    for (const auto& m : scene.colliderMeshes) {
+      colliderGridOffset.push_back(grids.size());
+      if (m) grids.insert(grids.end(), m->grid.values.begin(), m->grid.values.end());
+    }
+    upload(grids_, grids);
+    const float* gridBase = thrust::raw_pointer_cast(grids_.data());
     for (const Shape& s : scene.shapes) {
       ShapeData d{};
       d.restOffset = static_cast<int>(rest.size());
@@ -104,6 +119,10 @@ class DeviceWorld final : public World {
       d.radius = static_cast<float>(s.boundingRadius * (1 + 1e-6) + 1e-6);
       d.aqqInverse = M3(s.AqqInverse);
       d.inertiaInverse = M3(s.inertiaInverse);
+      if (s.sdf) {
+        d.sdf = s.sdf->view();
+        d.sdf.values = gridBase + shapeGridOffset[shapes.size()];
+      }
       for (std::size_t i = 0; i < s.rest.size(); ++i)
         rest.push_back(glm::vec4(glm::vec3(s.rest[i]), static_cast<float>(s.mass[i])));
       shapes.push_back(d);
@@ -135,8 +154,11 @@ class DeviceWorld final : public World {
       bodies.push_back(d);
     }
     std::vector<Collider<float>> colliders;
-    for (const auto& c : scene.colliders) {
+    for (std::size_t k = 0; k < scene.colliders.size(); ++k) {
+      const Collider<double>& c = scene.colliders[k];
       Collider<float> f;
+      f.grid = c.grid;
+      if (scene.colliderMeshes[k]) f.grid.values = gridBase + colliderGridOffset[k];
       f.type = c.type;
       f.point = V3(c.point);
       f.normal = V3(c.normal);
@@ -163,6 +185,24 @@ class DeviceWorld final : public World {
     thrust::fill(incidentStep_.begin(), incidentStep_.end(), -1LL);
     thrust::fill(incidentKind_.begin(), incidentKind_.end(), 0);
     stageSeconds_.assign(kStageNames.size(), 0.0);
+    bodyContacts_ = scene.bodyContactsActive();
+    if (bodyContacts_) {
+      const std::size_t nb = bodies.size();
+      bodiesStart_.resize(nb);
+      bodiesPredicted_.resize(nb);
+      sortKeys_.resize(nb);
+      sortOrder_.resize(nb);
+      pairsFound_.resize(nb);
+      pairsOffset_.resize(nb);
+      previousContacts_.resize(contacts_.size());
+      colliderCount_.resize(nb);
+      previousColliderCount_.resize(nb);
+      thrust::fill(previousColliderCount_.begin(), previousColliderCount_.end(), 0);
+      incidenceStart_.resize(nb + 1);
+      split_.resize(nb);
+      onBody_.resize(nb);
+      pairCapacity_ = static_cast<long long>(nb) * scene.solver.maxPairsPerBody;
+    }
   }
 
   Backend backend() const override { return System::kBackend; }
@@ -178,8 +218,13 @@ class DeviceWorld final : public World {
     auto policy = System::policy()(allocator_);
     thrust::counting_iterator<int> first(0);
     const bool shapeMatching = scene_.solver.method == Method::ShapeMatching;
+    if (bodyContacts_) thrust::copy(policy, bodies_.begin(), bodies_.end(), bodiesStart_.begin());
     if (strategy_ == StepStrategy::PerBody) {
       stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, FusedBodyStep{p, shapeMatching}); });
+      if (bodyContacts_) {
+        bodyContactPhase();
+        stage(kProject, [&] { thrust::for_each(policy, first, first + nb, ProjectBodies{params()}); });
+      }
       return;
     }
     if (shapeMatching) {
@@ -200,7 +245,70 @@ class DeviceWorld final : public World {
     } else {
       stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, ImpulseBodies{p}); });
     }
-    stage(kProject, [&] { thrust::for_each(policy, first, first + n, ProjectParticles{p}); });
+    if (bodyContacts_) bodyContactPhase();
+    stage(kProject, [&] { thrust::for_each(policy, first, first + n, ProjectParticles{params()}); });
+  }
+
+  /// SPEC §6–7 (see the functors in step_kernels.h). The only host round trip of a step is here:
+  /// the number of candidate pairs, to size this step's pair passes.
+  void bodyContactPhase() {
+    const int nb = static_cast<int>(bodies_.size());
+    auto policy = System::policy()(allocator_);
+    thrust::counting_iterator<int> first(0);
+    StepParams p = params();
+    stage(kBroadPhase, [&] {
+      thrust::for_each(policy, first, first + nb, BoundsKeys{p});
+      thrust::stable_sort_by_key(policy, p.sortKeys, p.sortKeys + nb, p.sortOrder);
+      thrust::for_each(policy, first, first + nb, SweepPairs{p, false});
+      thrust::exclusive_scan(policy, p.pairsFound, p.pairsFound + nb, p.pairsOffset);
+      int lastOffset = 0, lastFound = 0;
+      thrust::copy(pairsOffset_.begin() + (nb - 1), pairsOffset_.end(), &lastOffset);
+      thrust::copy(pairsFound_.begin() + (nb - 1), pairsFound_.end(), &lastFound);
+      const long long total = static_cast<long long>(lastOffset) + lastFound;
+      if (total > pairCapacity_) pairOverflow_ += total - pairCapacity_;
+      pairCount_ = static_cast<int>(total < pairCapacity_ ? total : pairCapacity_);
+      // Grow-only buffers: a step allocates only when it has more pairs than any step before.
+      const std::size_t want = static_cast<std::size_t>(pairCount_);
+      const std::size_t contacts = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
+      grow(pairKeys_, want);
+      grow(pairContactCount_, want);
+      grow(pairDropped_, want);
+      grow(pairContacts_, want * contacts);
+      grow(incidenceBody_, 2 * want);
+      grow(incidencePair_, 2 * want);
+      grow(onA_, want);
+      grow(onB_, want);
+      p = params();
+      thrust::for_each(policy, first, first + nb, SweepPairs{p, true});
+      thrust::sort(policy, p.pairKeys, p.pairKeys + pairCount_);
+    });
+    stage(kNarrowPhase, [&] {
+      thrust::for_each(policy, first, first + pairCount_, PairContactsOf{p});
+      if (pairCount_ > 0)
+        contactOverflowPairs_ += thrust::reduce(policy, p.pairDropped, p.pairDropped + pairCount_, 0LL);
+      thrust::for_each(policy, first, first + pairCount_, PairIncidences{p});
+      thrust::stable_sort_by_key(policy, p.incidenceBody, p.incidenceBody + 2 * pairCount_, p.incidencePair);
+      thrust::lower_bound(policy, p.incidenceBody, p.incidenceBody + 2 * pairCount_, first, first + nb + 1,
+                          p.incidenceStart);
+    });
+    stage(kSolve, [&] {
+      thrust::for_each(policy, first, first + nb, PrepareBodies{p});
+      thrust::for_each(policy, first, first + pairCount_, PreparePairs{p});
+      thrust::for_each(policy, first, first + nb, SweepCollidersAndApply{p, true});
+      for (int it = 0; it < scene_.solver.contactIterations; ++it) {
+        thrust::for_each(policy, first, first + pairCount_, SweepPairContacts{p});
+        thrust::for_each(policy, first, first + nb, SweepCollidersAndApply{p, false});
+      }
+      thrust::for_each(policy, first, first + nb, FinishPairBodies{p});
+      thrust::for_each(policy, first, first + nb, WatchBodies{p});
+    });
+    // This step's contacts become the next step's warm start.
+    previousPairKeys_.swap(pairKeys_);
+    previousPairContacts_.swap(pairContacts_);
+    previousPairContactCount_.swap(pairContactCount_);
+    previousPairCount_ = pairCount_;
+    previousContacts_.swap(contacts_);
+    previousColliderCount_.swap(colliderCount_);
   }
 
   void synchronize() override { System::synchronize(); }
@@ -312,10 +420,19 @@ class DeviceWorld final : public World {
   std::vector<glm::vec3> particlePositions() const override { return xyzOf(position_); }
   std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
 
+  std::int64_t pairOverflow() const override { return pairOverflow_; }
+  std::int64_t touchingPairs() const override {
+    if (previousPairCount_ == 0) return 0;
+    thrust::host_vector<int> c(previousPairContactCount_.begin(), previousPairContactCount_.begin() + previousPairCount_);
+    std::int64_t n = 0;
+    for (int x : c) n += x > 0 ? 1 : 0;
+    return n;
+  }
+
   std::int64_t contactOverflow() const override {
     if (overflow_.empty()) return 0;
     thrust::host_vector<long long> o = overflow_;
-    std::int64_t total = 0;
+    std::int64_t total = contactOverflowPairs_;
     for (long long x : o) total += x;
     return total;
   }
@@ -334,10 +451,10 @@ class DeviceWorld final : public World {
   long temporaryAllocations() const override { return allocator_.allocations(); }
 
  private:
-  enum Stage { kIntegrate, kMatchSums, kBodies, kProject };
+  enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve };
   inline static const std::vector<const char*> kStageNames = {
       "integrate+collide", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
-      "project"};
+      "project", "broad phase (sort and sweep)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)"};
 
   template <class F>
   void stage(Stage s, F&& work) {
@@ -388,11 +505,50 @@ class DeviceWorld final : public World {
     p.worldBound = static_cast<float>(scene_.watchdog.worldBound);
     p.maxSpeed = static_cast<float>(scene_.watchdog.maxSpeed);
     p.clampIncidents = scene_.watchdog.policy == Watchdog::Policy::Clamp;
+    p.deferContacts = bodyContacts_;
+    p.colliderContacts = s.contact == ContactModel::Impulse && (s.collideAfter || s.method == Method::Impulse);
+    p.bodiesStart = raw(bodiesStart_);
+    p.bodiesPredicted = raw(bodiesPredicted_);
+    p.bodyCount = static_cast<int>(bodies_.size());
+    p.sortKeys = raw(sortKeys_);
+    p.sortOrder = raw(sortOrder_);
+    p.pairsFound = raw(pairsFound_);
+    p.pairsOffset = raw(pairsOffset_);
+    p.pairKeys = raw(pairKeys_);
+    p.pairCapacity = static_cast<int>(pairCapacity_ < 0x7fffffff ? pairCapacity_ : 0x7fffffff);
+    p.pairCount = pairCount_;
+    p.pairContacts = raw(pairContacts_);
+    p.pairContactCount = raw(pairContactCount_);
+    p.pairDropped = raw(pairDropped_);
+    p.pairContactCapacity = s.maxContactsPerPair;
+    p.previousPairKeys = raw(previousPairKeys_);
+    p.previousPairCount = previousPairCount_;
+    p.previousPairContacts = raw(previousPairContacts_);
+    p.previousPairContactCount = raw(previousPairContactCount_);
+    p.previousContacts = raw(previousContacts_);
+    p.previousColliderCount = raw(previousColliderCount_);
+    p.colliderContactCount = raw(colliderCount_);
+    p.incidenceBody = raw(incidenceBody_);
+    p.incidencePair = raw(incidencePair_);
+    p.incidenceStart = raw(incidenceStart_);
+    p.split = raw(split_);
+    p.onA = raw(onA_);
+    p.onB = raw(onB_);
+    p.onBody = raw(onBody_);
     p.penalty = PenaltyParams<float>{s.penalty.model, static_cast<float>(s.penalty.stiffness),
                                      static_cast<float>(s.penalty.buffer),
                                      static_cast<float>(s.penalty.barrier)};
     return p;
   }
+
+  /// Resizes to at least n (with headroom), never shrinks.
+  template <class T>
+  static void grow(Vector<T>& v, std::size_t n) {
+    if (v.size() < n) v.resize(n + n / 2 + 16);
+  }
+
+  template <class T>
+  static T* raw(Vector<T>& v) { return v.empty() ? nullptr : thrust::raw_pointer_cast(v.data()); }
 
   template <class T>
   static void append(std::vector<std::uint8_t>& out, const T* data, std::size_t count) {
@@ -442,6 +598,21 @@ class DeviceWorld final : public World {
   Vector<long long> overflow_;
   Vector<long long> incidentStep_;
   Vector<int> incidentKind_;
+  Vector<float> grids_;
+  // body–body contact
+  bool bodyContacts_ = false;
+  Vector<BodyData> bodiesStart_, bodiesPredicted_;
+  Vector<float> sortKeys_;
+  Vector<int> sortOrder_, pairsFound_, pairsOffset_;
+  long long pairCapacity_ = 0, pairOverflow_ = 0, contactOverflowPairs_ = 0;
+  int pairCount_ = 0, previousPairCount_ = 0;
+  Vector<long long> pairKeys_, previousPairKeys_;
+  Vector<PairContact<float>> pairContacts_, previousPairContacts_;
+  Vector<int> pairContactCount_, previousPairContactCount_, pairDropped_;
+  Vector<ContactSlot> previousContacts_;
+  Vector<int> colliderCount_, previousColliderCount_;
+  Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
+  Vector<PairImpulse<float>> onA_, onB_, onBody_;
   CachingAllocator<System> allocator_;
   bool profiling_ = false;
   std::int64_t steps_ = 0;

@@ -9,6 +9,8 @@
 #pragma once
 
 #include "math/contact.h"
+#include "math/grid_sdf.h"
+#include "math/pair_contact.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
 #include "math/watchdog.h"
@@ -25,6 +27,7 @@ struct ShapeData {
   float radius;         // max ‖r_i‖
   M3 aqqInverse;        // A_qq⁻¹ (zero when not invertible)
   M3 inertiaInverse;    // I_ref⁺
+  GridSdfView sdf;      // φ_ref (values in backend memory); null values when not baked
 };
 
 struct BodyData {
@@ -52,15 +55,8 @@ struct AddMatchSums {
   }
 };
 
-/// One contact slot of the per-body contact buffer.
-struct ContactSlot {
-  V3 r;       // world offset from the centre
-  V3 normal;
-  float phi;
-  float target;  // wanted normal velocity
-  float lambdaNormal;
-  V3 lambdaTangent;
-};
+/// One contact slot of the per-body contact buffer (against colliders: rb unused).
+using ContactSlot = PairContact<float>;
 
 /// Everything a step's functors read, passed by value (zero-initialised, then filled).
 struct StepParams {
@@ -98,6 +94,37 @@ struct StepParams {
   int* incidentKind = nullptr;        // (nbody) Incident of that step
   float worldBound = 0, maxSpeed = 0;
   bool clampIncidents = false;
+  // bodies that touch (SPEC §6–7); see "Body–body contact" below
+  bool deferContacts = false;      // the per-body step stops at the predicted pose
+  bool colliderContacts = true;    // body-level collider contacts are part of the step
+  const BodyData* bodiesStart = nullptr;      // (nbody) state at the step's start (watchdog)
+  BodyData* bodiesPredicted = nullptr;        // (nbody) predicted state, before contacts
+  int bodyCount = 0;
+  float* sortKeys = nullptr;                  // (nbody) lower x of each bounding box, sorted
+  int* sortOrder = nullptr;                   // (nbody) body of each sorted key
+  int* pairsFound = nullptr;                  // (nbody) candidate pairs per sorted box
+  int* pairsOffset = nullptr;                 // (nbody) exclusive scan of pairsFound
+  long long* pairKeys = nullptr;              // (pairCapacity) a·nbody + b, a < b
+  int pairCapacity = 0;
+  int pairCount = 0;                          // this step's pairs (≤ pairCapacity)
+  PairContact<float>* pairContacts = nullptr; // (pairCount × pairContactCapacity)
+  int* pairContactCount = nullptr;            // (pairCount)
+  int* pairDropped = nullptr;                 // (pairCount) contacts dropped by the cap
+  int pairContactCapacity = 0;
+  const long long* previousPairKeys = nullptr;  // last step's pairs (sorted), for warm starting
+  int previousPairCount = 0;
+  const PairContact<float>* previousPairContacts = nullptr;
+  const int* previousPairContactCount = nullptr;
+  const ContactSlot* previousContacts = nullptr;  // last step's collider contacts (nbody × cap)
+  const int* previousColliderCount = nullptr;     // (nbody), 0 for bodies in no pair
+  int* colliderContactCount = nullptr;            // (nbody) this step's collider contacts
+  int* incidenceBody = nullptr;               // (2 pairCount) sorted by body
+  int* incidencePair = nullptr;               // (2 pairCount)
+  int* incidenceStart = nullptr;              // (nbody + 1) first incidence of each body
+  int* split = nullptr;                       // (nbody) pairs + colliders touching the body
+  PairImpulse<float>* onA = nullptr;          // (pairCount) this round's impulses on a
+  PairImpulse<float>* onB = nullptr;          // (pairCount) and on b
+  PairImpulse<float>* onBody = nullptr;       // (nbody) from the colliders
 };
 
 SMASH_HD V3 xyz(const glm::vec4& v) { return V3(v.x, v.y, v.z); }
@@ -189,7 +216,7 @@ struct SumBodyParticles {
 /// an O(1) test that skips the per-particle loops for bodies away from a collider.
 SMASH_HD bool mayTouch(const Collider<float>& collider, const BodyData& b, const ShapeData& shape,
                        float distance) {
-  return sdfCollider(collider, b.centre).phi <= shape.radius + distance;
+  return sdfCollider(collider, b.centre).phi <= shape.radius + distance + lipschitzSlack(collider);
 }
 
 SMASH_HD void gatherContacts(const StepParams& p, const BodyData& b, ContactSlot* slots,
@@ -201,23 +228,17 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& b, ContactSlot
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
       SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
       if (!(s.phi < p.contactMargin)) continue;
-      ContactSlot c;
-      c.r = r;
+      ContactSlot c{};
+      c.ra = r;
+      c.particle = i;
+      c.feature = k;
       c.normal = s.gradient;
       c.phi = s.phi;
       c.target = 0;
       c.lambdaNormal = 0;
       c.lambdaTangent = V3(0.0f);
-      if (count < p.contactCapacity) {
-        slots[count++] = c;
-        continue;
-      }
       // Full: keep the deepest contacts, count what was dropped.
-      ++overflow;
-      int shallowest = 0;
-      for (int j = 1; j < count; ++j)
-        if (slots[j].phi > slots[shallowest].phi) shallowest = j;
-      if (c.phi < slots[shallowest].phi) slots[shallowest] = c;
+      if (keepDeepest(slots, count, p.contactCapacity, c)) ++overflow;
     }
   }
 }
@@ -237,33 +258,33 @@ SMASH_HD void sequentialImpulses(const StepParams& p, BodyData& b, ContactSlot* 
   const M3 Iinv = worldInverseInertia(p, b);
   const ContactMaterial<float> mat = bodyMaterial(p, b);
   for (int k = 0; k < count; ++k) {
-    float vn = glm::dot(pointVelocity(b, c[k].r), c[k].normal);
+    float vn = glm::dot(pointVelocity(b, c[k].ra), c[k].normal);
     c[k].target = c[k].phi > 0.0f ? -c[k].phi / p.h : 0.0f;
     if (vn < -mat.restitutionThreshold) c[k].target = glm::max(c[k].target, -mat.restitution * vn);
   }
   for (int it = 0; it < p.contactIterations; ++it)
     for (int k = 0; k < count; ++k) {
       ContactSlot& s = c[k];
-      float vn = glm::dot(pointVelocity(b, s.r), s.normal);
-      float kn = glm::dot(s.normal, responseTimes(invMass, Iinv, s.r, s.normal));
+      float vn = glm::dot(pointVelocity(b, s.ra), s.normal);
+      float kn = glm::dot(s.normal, responseTimes(invMass, Iinv, s.ra, s.normal));
       float lambda = glm::max(s.lambdaNormal + (s.target - vn) / kn, 0.0f);
       V3 j = (lambda - s.lambdaNormal) * s.normal;
       b.velocity += invMass * j;
-      b.angularVelocity += Iinv * glm::cross(s.r, j);
+      b.angularVelocity += Iinv * glm::cross(s.ra, j);
       s.lambdaNormal = lambda;
-      V3 v = pointVelocity(b, s.r);
+      V3 v = pointVelocity(b, s.ra);
       V3 vt = v - glm::dot(v, s.normal) * s.normal;
       float vtLen = glm::length(vt);
       V3 lambdaT = s.lambdaTangent;
       if (vtLen > 1e-12f) {
         V3 t = vt / vtLen;
-        lambdaT -= (vtLen / glm::dot(t, responseTimes(invMass, Iinv, s.r, t))) * t;
+        lambdaT -= (vtLen / glm::dot(t, responseTimes(invMass, Iinv, s.ra, t))) * t;
       }
       float limit = mat.friction * s.lambdaNormal, len = glm::length(lambdaT);
       if (len > limit) lambdaT *= limit / len;
       j = lambdaT - s.lambdaTangent;
       b.velocity += invMass * j;
-      b.angularVelocity += Iinv * glm::cross(s.r, j);
+      b.angularVelocity += Iinv * glm::cross(s.ra, j);
       s.lambdaTangent = lambdaT;
     }
 }
@@ -274,8 +295,8 @@ SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlo
   V3 sumR(0.0f), sumN(0.0f);
   int approaching = 0;
   for (int k = 0; k < count; ++k)
-    if (c[k].phi < -p.penetrationSlop && glm::dot(pointVelocity(b, c[k].r), c[k].normal) < 0.0f) {
-      sumR += c[k].r;
+    if (c[k].phi < -p.penetrationSlop && glm::dot(pointVelocity(b, c[k].ra), c[k].normal) < 0.0f) {
+      sumR += c[k].ra;
       sumN += c[k].normal;
       ++approaching;
     }
@@ -355,6 +376,307 @@ SMASH_HD void watchBody(const StepParams& p, int bodyIndex, const BodyData& befo
 }
 
 // ---------------------------------------------------------------------------------------------
+// Body–body contact (SPEC §6–7), the twin of ReferenceWorld::resolveAllContacts: every body is
+// at its predicted pose; broad phase, narrow phase, one solve over all pairs and colliders by
+// mass splitting with warm starting, pose correction and push-out. Each functor is one pass over
+// bodies or pairs; device_world.inl strings them together.
+
+SMASH_HD float reachOf(const StepParams& p, const BodyData& b) {
+  return p.shapes[b.shape].radius + p.contactMargin;
+}
+
+/// Broad phase 1: the lower x of each body's bounding box (the sort key), and the identity order.
+struct BoundsKeys {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    const BodyData& body = p.bodies[b];
+    p.sortKeys[b] = body.centre.x - reachOf(p, body);
+    p.sortOrder[b] = b;
+  }
+};
+
+/// Broad phase 2 (after the sort): from sorted box s, walk forward while the next box starts
+/// before this one ends; a pair is a candidate when the bounding spheres overlap. Counts, or
+/// writes into pairKeys from pairsOffset[s] (keys beyond the capacity are dropped and counted
+/// by the caller from the total).
+struct SweepPairs {
+  StepParams p;
+  bool write;
+  SMASH_HD void operator()(int s) const {
+    const int i = p.sortOrder[s];
+    const BodyData& bi = p.bodies[i];
+    const float ri = reachOf(p, bi);
+    const float highX = bi.centre.x + ri;
+    int found = 0;
+    for (int t = s + 1; t < p.bodyCount && p.sortKeys[t] <= highX; ++t) {
+      const int j = p.sortOrder[t];
+      const BodyData& bj = p.bodies[j];
+      const float d = ri + reachOf(p, bj);
+      const V3 gap = bi.centre - bj.centre;
+      if (glm::dot(gap, gap) > d * d) continue;
+      if (write) {
+        const long long at = static_cast<long long>(p.pairsOffset[s]) + found;
+        if (at < p.pairCapacity)
+          p.pairKeys[at] = static_cast<long long>(i < j ? i : j) * p.bodyCount + (i < j ? j : i);
+      }
+      ++found;
+    }
+    if (!write) p.pairsFound[s] = found;
+  }
+};
+
+SMASH_HD int pairA(const StepParams& p, long long key) { return static_cast<int>(key / p.bodyCount); }
+SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>(key % p.bodyCount); }
+
+/// Narrow phase: the contact points of pair q (a's particles in b's field, then b's in a's; the
+/// normal points from b towards a), kept to the deepest pairContactCapacity.
+struct PairContactsOf {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    PairContact<float>* slots = p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
+    int count = 0, dropped = 0;
+    const BodyData& A = p.bodies[a];
+    const BodyData& B = p.bodies[b];
+    for (int side = 0; side < 2; ++side) {
+      const BodyData& self = side == 0 ? A : B;
+      const BodyData& other = side == 0 ? B : A;
+      const ShapeData& mine = p.shapes[self.shape];
+      const ShapeData& theirs = p.shapes[other.shape];
+      const float reach = theirs.radius + p.contactMargin;
+      const float sign = side == 0 ? 1.0f : -1.0f;
+      for (int i = 0; i < mine.count; ++i) {
+        const V3 x = self.centre + self.rotation * xyz(p.rest[mine.restOffset + i]);
+        const V3 fromOther = x - other.centre;
+        if (glm::dot(fromOther, fromOther) > reach * reach) continue;
+        const SdfSample<float> f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
+        if (!(f.phi < p.contactMargin)) continue;
+        PairContact<float> c{};
+        c.ra = x - A.centre;
+        c.rb = x - B.centre;
+        c.normal = sign * f.gradient;
+        c.phi = f.phi;
+        c.particle = i;
+        c.feature = side;
+        if (keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
+      }
+    }
+    p.pairContactCount[q] = count;
+    p.pairDropped[q] = dropped;
+  }
+};
+
+/// Two incidence records per pair, (a, q) and (b, q), sorted by body afterwards.
+struct PairIncidences {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    p.incidenceBody[2 * q] = pairA(p, p.pairKeys[q]);
+    p.incidenceBody[2 * q + 1] = pairB(p, p.pairKeys[q]);
+    p.incidencePair[2 * q] = q;
+    p.incidencePair[2 * q + 1] = q;
+  }
+};
+
+SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, int split) {
+  SolverBody<float> s;
+  s.v = b.velocity;
+  s.w = b.angularVelocity;
+  s.invMass = float(split) / p.shapes[b.shape].mass;
+  s.invInertia = float(split) * worldInverseInertia(p, b);
+  return s;
+}
+
+SMASH_HD ContactMaterial<float> pairMaterial(const StepParams& p, const BodyData& a, const BodyData& b) {
+  return mixMaterials(a.restitution, a.friction, b.restitution, b.friction, p.restitutionThreshold);
+}
+
+/// Last step's contacts of pair (a, b), by binary search over last step's sorted keys.
+SMASH_HD int previousPair(const StepParams& p, long long key) {
+  int lo = 0, hi = p.previousPairCount;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (p.previousPairKeys[mid] < key) lo = mid + 1; else hi = mid;
+  }
+  return lo < p.previousPairCount && p.previousPairKeys[lo] == key ? lo : -1;
+}
+
+SMASH_HD int touchingPairsOf(const StepParams& p, int b) {
+  int n = 0;
+  for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k)
+    n += p.pairContactCount[p.incidencePair[k]] > 0 ? 1 : 0;
+  return n;
+}
+
+/// Per body: a body in no touching pair takes the single-body contact path (as without body
+/// contacts); a body in a pair gathers its collider contacts as one more pair against a static
+/// body, sets its split count, targets and warm start.
+struct PrepareBodies {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    BodyData body = p.bodies[b];
+    p.bodiesPredicted[b] = body;
+    p.onBody[b] = PairImpulse<float>{};
+    p.colliderContactCount[b] = 0;
+    const int touching = touchingPairsOf(p, b);
+    if (touching == 0) {
+      p.split[b] = 0;
+      if (p.colliderContacts) {
+        resolveBodyContacts(p, b, body);
+        p.bodies[b] = body;
+      }
+      return;
+    }
+    int count = 0;
+    if (p.colliderContacts) {
+      ContactSlot* slots = p.contacts + static_cast<long long>(b) * p.contactCapacity;
+      long long overflow = 0;
+      gatherContacts(p, body, slots, count, overflow);
+      if (overflow) p.contactOverflow[b] += overflow;
+      const SolverBody<float> fixed;
+      const ContactMaterial<float> mat = bodyMaterial(p, body);
+      pairTargets(solverBodyOf(p, body, 1), fixed, slots, count, mat, p.h);
+      const ContactSlot* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
+      for (int k = 0; k < count; ++k) {
+        const V3 j = warmStart(slots[k], previous, p.previousColliderCount[b], mat.friction);
+        p.onBody[b].linear += j;
+        p.onBody[b].angular += glm::cross(slots[k].ra, j);
+      }
+    }
+    p.colliderContactCount[b] = count;
+    p.split[b] = touching + (count > 0 ? 1 : 0);
+  }
+};
+
+/// Per pair, before the iterations: targets from the velocities before the solve, warm start.
+struct PreparePairs {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    p.onA[q] = PairImpulse<float>{};
+    p.onB[q] = PairImpulse<float>{};
+    const int count = p.pairContactCount[q];
+    if (count == 0) return;
+    const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
+    const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
+    PairContact<float>* c = p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
+    const ContactMaterial<float> mat = pairMaterial(p, A, B);
+    pairTargets(solverBodyOf(p, A, 1), solverBodyOf(p, B, 1), c, count, mat, p.h);
+    const int previous = previousPair(p, p.pairKeys[q]);
+    if (previous < 0) return;
+    const PairContact<float>* old =
+        p.previousPairContacts + static_cast<long long>(previous) * p.pairContactCapacity;
+    for (int k = 0; k < count; ++k) {
+      const V3 j = warmStart(c[k], old, p.previousPairContactCount[previous], mat.friction);
+      p.onA[q].linear += j;
+      p.onA[q].angular += glm::cross(c[k].ra, j);
+      p.onB[q].linear -= j;
+      p.onB[q].angular -= glm::cross(c[k].rb, j);
+    }
+  }
+};
+
+/// One Jacobi round, part 1: every touching pair sweeps its contacts with split masses from the
+/// velocities at the round's start.
+struct SweepPairContacts {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    p.onA[q] = PairImpulse<float>{};
+    p.onB[q] = PairImpulse<float>{};
+    const int count = p.pairContactCount[q];
+    if (count == 0) return;
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const BodyData& A = p.bodies[a];
+    const BodyData& B = p.bodies[b];
+    SolverBody<float> sa = solverBodyOf(p, A, p.split[a]), sb = solverBodyOf(p, B, p.split[b]);
+    pairSweep(sa, sb, p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity, count,
+              pairMaterial(p, A, B).friction, p.onA[q], p.onB[q]);
+  }
+};
+
+/// One Jacobi round, part 2, per body in a pair: (unless `applyOnly`) sweep its collider contacts
+/// from the round's starting velocities, then apply the sum of its impulses with its true mass.
+struct SweepCollidersAndApply {
+  StepParams p;
+  bool applyOnly;
+  SMASH_HD void operator()(int b) const {
+    if (p.split[b] == 0) return;
+    BodyData body = p.bodies[b];
+    if (!applyOnly) {
+      p.onBody[b] = PairImpulse<float>{};
+      if (p.colliderContactCount[b] > 0) {
+        SolverBody<float> self = solverBodyOf(p, body, p.split[b]), wall;
+        PairImpulse<float> none;
+        pairSweep(self, wall, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                  p.colliderContactCount[b], body.friction, p.onBody[b], none);
+      }
+    }
+    PairImpulse<float> sum = p.onBody[b];
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      if (p.pairContactCount[q] == 0) continue;
+      const PairImpulse<float>& j = pairA(p, p.pairKeys[q]) == b ? p.onA[q] : p.onB[q];
+      sum.linear += j.linear;
+      sum.angular += j.angular;
+    }
+    const SolverBody<float> unsplit = solverBodyOf(p, body, 1);
+    body.velocity += unsplit.invMass * sum.linear;
+    body.angularVelocity += unsplit.invInertia * sum.angular;
+    p.bodies[b] = body;
+  }
+};
+
+/// After the rounds, per body in a pair: move the predicted pose with the velocity change
+/// (contacts act before the position update), separate each pair's deepest point shared by
+/// split inverse mass and averaged over the body's pairs, then the collider push-out.
+struct FinishPairBodies {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    if (p.split[b] == 0) return;
+    BodyData body = p.bodies[b];
+    const BodyData& predicted = p.bodiesPredicted[b];
+    body.centre += p.h * (body.velocity - predicted.velocity);
+    body.rotation = rotationMatrix(integrateOrientation(
+        quaternionFromRotation(body.rotation), body.angularVelocity - predicted.angularVelocity, p.h));
+    V3 move(0.0f);
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      const int count = p.pairContactCount[q];
+      if (count == 0) continue;
+      const PairContact<float>* c = p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
+      int deepest = 0;
+      for (int j = 1; j < count; ++j)
+        if (c[j].phi < c[deepest].phi) deepest = j;
+      const float depth = -c[deepest].phi - p.penetrationSlop;
+      if (!(depth > 0.0f)) continue;
+      const int a = pairA(p, p.pairKeys[q]), o = pairB(p, p.pairKeys[q]);
+      const float wa = float(p.split[a]) / p.shapes[p.bodiesPredicted[a].shape].mass;
+      const float wb = float(p.split[o]) / p.shapes[p.bodiesPredicted[o].shape].mass;
+      if (a == b)
+        move += (depth * wa / (wa + wb)) * c[deepest].normal;
+      else
+        move -= (depth * wb / (wa + wb)) * c[deepest].normal;
+    }
+    body.centre += move / float(p.split[b]);
+    if (p.colliderContacts)
+      for (int pass = 0; pass < 5; ++pass) {
+        bool moved = false;
+        for (int k = 0; k < p.colliderCount; ++k) moved = pushOut(p, body, p.colliders[k]) || moved;
+        if (!moved) break;
+      }
+    p.bodies[b] = body;
+  }
+};
+
+/// The end of a deferred step, per body: the watchdog against the step's starting state.
+struct WatchBodies {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    BodyData body = p.bodies[b];
+    watchBody(p, b, p.bodiesStart[b], body);
+    p.bodies[b] = body;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Per body.
 
 /// Shape matching, SPEC §2 steps 4–6: centre, rotation, momentum-carrying velocities, contacts.
@@ -374,8 +696,10 @@ struct MatchBodies {
     // the centre of mass (Σ m (x − c) = 0), so it is the body's angular momentum.
     b.centre += xToNew;
     b.angularVelocity = worldInverseInertia(p, b) * s.l;
-    if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, b);
-    watchBody(p, bodyIndex, before, b);
+    if (!p.deferContacts) {
+      if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, b);
+      watchBody(p, bodyIndex, before, b);
+    }
     p.bodies[bodyIndex] = b;
   }
 };
@@ -402,12 +726,14 @@ struct ImpulseBodies {
       }
     b.velocity = (b.velocity + p.h * (p.gravity + F / shape.mass)) * p.linearDamping;
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
-    if (p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, b);
+    if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, b);
     b.centre += p.h * b.velocity;
     Quat<float> q = integrateOrientation(quaternionFromRotation(b.rotation), b.angularVelocity, p.h);
     b.rotation = rotationMatrix(q);
-    if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, b);
-    watchBody(p, bodyIndex, before, b);
+    if (!p.deferContacts) {
+      if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, b);
+      watchBody(p, bodyIndex, before, b);
+    }
     p.bodies[bodyIndex] = b;
   }
 };
@@ -425,6 +751,16 @@ struct ProjectParticles {
     const BodyData& b = p.bodies[p.particleBody[i]];
     projectParticle(b, xyz(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]),
                     p.position[i], p.velocity[i]);
+  }
+};
+
+struct ProjectBodies {
+  StepParams p;
+  SMASH_HD void operator()(int bodyIndex) const {
+    const BodyData b = p.bodies[bodyIndex];
+    const glm::vec4* rest = p.rest + p.shapes[b.shape].restOffset;
+    for (int i = 0; i < b.particleCount; ++i)
+      projectParticle(b, xyz(rest[i]), p.position[b.particleOffset + i], p.velocity[b.particleOffset + i]);
   }
 };
 
@@ -464,6 +800,7 @@ struct FusedBodyStep {
     } else {
       ImpulseBodies{p}(bodyIndex);
     }
+    if (p.deferContacts) return;  // projected after the body–body phase
     const BodyData b = p.bodies[bodyIndex];
     for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), x[i], v[i]);
   }

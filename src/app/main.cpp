@@ -33,6 +33,7 @@ struct Runner {
   virtual double maxParticleSpeed() const = 0;
   virtual double time() const = 0;
   virtual std::vector<smash::BodyIncident> incidents() const = 0;
+  virtual void poses(std::vector<glm::dvec3>& centres, std::vector<glm::dquat>& rotations) const = 0;
 };
 
 struct ReferenceRunner : Runner {
@@ -44,6 +45,14 @@ struct ReferenceRunner : Runner {
   double maxParticleSpeed() const override { return world.maxParticleSpeed(); }
   double time() const override { return world.time(); }
   std::vector<smash::BodyIncident> incidents() const override { return world.incidents(); }
+  void poses(std::vector<glm::dvec3>& c, std::vector<glm::dquat>& r) const override {
+    c.clear();
+    r.clear();
+    for (std::size_t b = 0; b < world.bodyCount(); ++b) {
+      c.push_back(world.body(b).centre);
+      r.push_back(world.orientation(b));
+    }
+  }
   smash::ReferenceWorld world;
 };
 
@@ -68,6 +77,14 @@ struct WorldRunner : Runner {
   }
   double time() const override { return double(steps) * scene.stepDt(); }
   std::vector<smash::BodyIncident> incidents() const override { return world->incidents(); }
+  void poses(std::vector<glm::dvec3>& c, std::vector<glm::dquat>& r) const override {
+    c.clear();
+    r.clear();
+    for (const smash::BodyPose& p : world->poses()) {
+      c.push_back(glm::dvec3(p.centre));
+      r.push_back(glm::dquat(p.rotation));
+    }
+  }
   smash::Scene scene;
   std::unique_ptr<smash::World> world;
   std::int64_t steps = 0;
@@ -97,8 +114,11 @@ int runScene(const std::string& path, const std::string& backendName, const std:
   std::printf("dt %g s per frame, %d substeps, %d frames (%.3f s)\n", scene.dt, scene.substeps,
               scene.frames, scene.dt * scene.frames);
   smash::RunChecks checks(scene.checks);
-  std::printf("%7s %9s  %-34s %12s %12s\n", "frame", "time", "centre (body 0)", "kinetic",
-              "penetration");
+  const bool bodies = scene.bodyContactsActive();
+  std::printf("%7s %9s  %-34s %12s %12s%s\n", "frame", "time", "centre (body 0)", "kinetic",
+              "penetration", bodies ? "   body-body" : "");
+  std::vector<glm::dvec3> centres;
+  std::vector<glm::dquat> rotations;
   std::int64_t steps = 0;
   std::set<unsigned long long> reported;
   for (int f = 1; f <= scene.frames; ++f) {
@@ -118,14 +138,23 @@ int runScene(const std::string& path, const std::string& backendName, const std:
       std::printf("stopped by the watchdog at frame %d (policy \"stop\"); results after this are not valid\n", f);
       return 3;
     }
+    smash::BodyPenetration bp;
+    if (bodies) {
+      runner->poses(centres, rotations);
+      bp = smash::deepestBodyPenetration(scene, centres, rotations);
+      checks.observeBodies(bp, steps);
+    }
     if (f % every == 0 || f == scene.frames) {
       glm::dvec3 c = runner->centre0();
       char centre[64];
       std::snprintf(centre, sizeof centre, "(%9.4f, %9.4f, %9.4f)", c.x, c.y, c.z);
-      std::printf("%7d %9.3f  %-34s %12.5g %12.3g\n", f, runner->time(), centre,
+      std::printf("%7d %9.3f  %-34s %12.5g %12.3g", f, runner->time(), centre,
                   runner->kineticEnergy(), last.deepestPenetration);
+      if (bodies) std::printf("  %10.3g", bp.depth);
+      std::printf("\n");
     }
   }
+  checks.finalKineticEnergy(runner->kineticEnergy());
   smash::Verdict verdict = checks.finish(runner->maxParticleSpeed());
   std::printf("verdict: %s\n", verdict.pass ? "PASS" : "FAIL");
   for (const auto& line : verdict.lines) std::printf("  %s\n", line.c_str());

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <glm/glm.hpp>
 
 #include "core/mesh.h"
+#include "core/sdf_bake.h"
 
 namespace smash {
 
@@ -36,6 +38,9 @@ struct Shape {
   glm::dmat3 inertiaInverse{0.0}; ///< pseudo-inverse: degenerate axes get infinite inertia
   double boundingRadius = 0;      ///< max ‖r_i‖
   glm::dvec3 meshOffset{0.0};     ///< the (scaled) mesh point that became the body origin
+  /// φ_ref in the body frame (SPEC §6), baked from `mesh` when bodies can touch; shared by copies.
+  std::shared_ptr<const BakedGrid> sdf;
+  int sdfResolution = 32;  ///< cells along the longest side when baked (scene option)
 };
 
 /// Builds a shape from a validated mesh: scale, pick the particles, compute mass properties.

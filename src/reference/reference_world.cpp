@@ -4,12 +4,14 @@
 #include <cmath>
 
 #include "math/contact.h"
+#include "math/grid_sdf.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
 
 namespace smash {
 
 ReferenceWorld::ReferenceWorld(Scene scene) : scene_(std::move(scene)) {
+  requireBakedShapes(scene_);
   particleOffset_.push_back(0);
   for (const Body& body : scene_.bodies) {
     BodyState s;
@@ -34,13 +36,30 @@ void ReferenceWorld::stepFrame() {
 void ReferenceWorld::step() {
   const double h = scene_.stepDt();
   ++steps_;
+  if (!scene_.bodyContactsActive()) {
+    for (std::size_t b = 0; b < bodies_.size(); ++b) {
+      const BodyState before = bodies_[b];
+      if (scene_.solver.method == Method::ShapeMatching)
+        stepShapeMatching(b, h, true);
+      else
+        stepImpulse(b, h, true);
+      watchBody(b, before);
+    }
+    return;
+  }
+  // Bodies that can touch: every body moves to its predicted pose first, then all contacts are
+  // found and solved together, then the particles follow their bodies.
+  const std::vector<BodyState> before = bodies_;
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
-    const BodyState before = bodies_[b];
     if (scene_.solver.method == Method::ShapeMatching)
-      stepShapeMatching(b, h);
+      stepShapeMatching(b, h, false);
     else
-      stepImpulse(b, h);
-    watchBody(b, before);
+      stepImpulse(b, h, false);
+  }
+  resolveAllContacts();
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    writeParticlesFromBody(b);
+    watchBody(b, before[b]);
   }
 }
 
@@ -98,7 +117,7 @@ void ReferenceWorld::writeParticlesFromBody(std::size_t b) {
 }
 
 // SPEC §2. Per-particle state x_i, v_i; per-body c, R.
-void ReferenceWorld::stepShapeMatching(std::size_t b, double h) {
+void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const std::size_t n = shape.rest.size(), off = particleOffset_[b];
   const SolverSettings& solver = scene_.solver;
@@ -157,12 +176,13 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h) {
   body.angularVelocity = worldInverseInertia(b) * L;
 
   // 6. Collide after matching, at the body level so the body stays rigid.
+  if (!contactsNow) return;
   if (solver.collideAfter && solver.contact == ContactModel::Impulse) resolveBodyContacts(b);
   writeParticlesFromBody(b);
 }
 
 // SPEC §3. Body state only; particles are written from it for output.
-void ReferenceWorld::stepImpulse(std::size_t b, double h) {
+void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const SolverSettings& solver = scene_.solver;
   BodyState& body = bodies_[b];
@@ -191,13 +211,14 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h) {
   //    after it instead, so that no particle ends the step inside a collider. Measured on the lab
   //    scene, the literal order leaves a resting bunny rocking (docs/solver.md).
   const bool contactsAfter = solver.collideAfter;
-  if (solver.contact == ContactModel::Impulse && !contactsAfter) resolveBodyContacts(b);
+  if (contactsNow && solver.contact == ContactModel::Impulse && !contactsAfter) resolveBodyContacts(b);
 
   // 3. Positions: x ← x + h v; q ← normalize(q + [0, h/2 ω] ⊗ q).
   body.centre += h * body.velocity;
   glm::dquat q = integrateOrientation(quaternionFromRotation(body.rotation), body.angularVelocity, h);
   body.rotation = rotationMatrix(q);
 
+  if (!contactsNow) return;
   if (solver.contact == ContactModel::Impulse && contactsAfter) resolveBodyContacts(b);
   writeParticlesFromBody(b);
 }
@@ -208,12 +229,13 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b) {
   // impulse of SPEC §3 goes collider by collider, as the lab does per plane.
   std::vector<ContactPoint> contacts;
   if (scene_.solver.contactSolver == ContactSolver::Sequential) {
-    for (const auto& collider : scene_.colliders) gatherContacts(b, collider, contacts);
+    for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
+      gatherContacts(b, static_cast<int>(k), contacts);
     if (!contacts.empty()) sequentialImpulses(b, contacts);
   } else {
-    for (const auto& collider : scene_.colliders) {
+    for (std::size_t k = 0; k < scene_.colliders.size(); ++k) {
       contacts.clear();
-      gatherContacts(b, collider, contacts);
+      gatherContacts(b, static_cast<int>(k), contacts);
       if (!contacts.empty()) averagedImpulse(b, contacts);
     }
   }
@@ -227,8 +249,259 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b) {
   }
 }
 
-void ReferenceWorld::gatherContacts(std::size_t b, const Collider<double>& collider,
+// ---- Bodies that touch (SPEC §6–7) ----------------------------------------------------------
+
+std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
+  // Each body's box is its bounding sphere (centre ± (radius + margin)), in double. Sweep along
+  // x: sort the boxes by their lower x, and for each box walk forward while the next box starts
+  // before this one ends; keep the pairs whose spheres overlap.
+  const std::size_t n = bodies_.size();
+  const double margin = contactMargin();
+  std::vector<double> reach(n), lowX(n);
+  for (std::size_t b = 0; b < n; ++b) {
+    reach[b] = scene_.shapes[scene_.bodies[b].shape].boundingRadius + margin;
+    lowX[b] = bodies_[b].centre.x - reach[b];
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t b = 0; b < n; ++b) order[b] = b;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t i, std::size_t j) { return lowX[i] < lowX[j]; });
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  const std::size_t capacity = n * static_cast<std::size_t>(scene_.solver.maxPairsPerBody);
+  std::size_t found = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::size_t i = order[s];
+    const double highX = bodies_[i].centre.x + reach[i];
+    for (std::size_t t = s + 1; t < n && lowX[order[t]] <= highX; ++t) {
+      const std::size_t j = order[t];
+      const double d = reach[i] + reach[j];
+      const glm::dvec3 gap = bodies_[i].centre - bodies_[j].centre;
+      if (glm::dot(gap, gap) > d * d) continue;
+      // Candidates beyond the buffer are counted, not kept (the backends' rule).
+      if (found++ < capacity) pairs.emplace_back(std::min(i, j), std::max(i, j));
+    }
+  }
+  if (found > capacity) pairOverflow_ += static_cast<std::int64_t>(found - capacity);
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+void ReferenceWorld::gatherPairContacts(Pair& pair) {
+  // SPEC §6: every particle of one body against φ of the other, φ_j(x) = φ_ref_j(R_jᵀ(x − c_j)),
+  // first a's particles in b's field, then b's in a's. The normal points from b towards a.
+  const double margin = contactMargin();
+  const int capacity = scene_.solver.maxContactsPerPair;
+  pair.contacts.assign(static_cast<std::size_t>(capacity), PairContact<double>{});
+  int count = 0;
+  auto test = [&](std::size_t self, std::size_t other, double sign, int side) {
+    const Shape& mine = scene_.shapes[scene_.bodies[self].shape];
+    const Shape& theirs = scene_.shapes[scene_.bodies[other].shape];
+    const BodyState& s = bodies_[self];
+    const BodyState& o = bodies_[other];
+    const GridSdfView field = theirs.sdf->view();
+    const double reach = theirs.boundingRadius + margin;
+    for (std::size_t i = 0; i < mine.rest.size(); ++i) {
+      const glm::dvec3 x = s.centre + s.rotation * mine.rest[i];
+      const glm::dvec3 fromOther = x - o.centre;
+      if (glm::dot(fromOther, fromOther) > reach * reach) continue;  // outside its sphere
+      const SdfSample<double> f = sampleGridPlaced(field, o.centre, o.rotation, x);
+      if (!(f.phi < margin)) continue;
+      PairContact<double> c{};
+      c.ra = x - bodies_[pair.a].centre;
+      c.rb = x - bodies_[pair.b].centre;
+      c.normal = sign * f.gradient;
+      c.phi = f.phi;
+      c.particle = static_cast<int>(i);
+      c.feature = side;
+      if (keepDeepest(pair.contacts.data(), count, capacity, c)) ++contactOverflow_;
+    }
+  };
+  test(pair.a, pair.b, 1.0, 0);
+  test(pair.b, pair.a, -1.0, 1);
+  pair.contacts.resize(static_cast<std::size_t>(count));
+}
+
+SolverBody<double> ReferenceWorld::solverBody(std::size_t b, int split) const {
+  SolverBody<double> s;
+  s.v = bodies_[b].velocity;
+  s.w = bodies_[b].angularVelocity;
+  s.invMass = split / scene_.shapes[scene_.bodies[b].shape].totalMass;
+  s.invInertia = double(split) * worldInverseInertia(b);
+  return s;
+}
+
+void ReferenceWorld::resolveAllContacts() {
+  const std::size_t n = bodies_.size();
+  const SolverSettings& solver = scene_.solver;
+  const bool withColliders = solver.contact == ContactModel::Impulse &&
+                                (solver.collideAfter || solver.method == Method::Impulse);
+  const double h = scene_.stepDt();
+
+  // Narrow phase: the contact points of each candidate pair; keep the pairs that touch.
+  std::vector<Pair> pairs;
+  for (const auto& [a, b] : broadPhase()) {
+    Pair pair{a, b, {}};
+    gatherPairContacts(pair);
+    if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
+  }
+  touchingPairs_ = pairs.size();
+  // Which pairs each body is in (in pair order, which is sorted by (a, b)).
+  std::vector<std::vector<std::size_t>> pairsOf(n);
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    pairsOf[pairs[p].a].push_back(p);
+    pairsOf[pairs[p].b].push_back(p);
+  }
+
+  // Bodies no pair touches: the single-body contact path, exactly as without body contacts.
+  // The others gather their collider contacts as one more "pair" against a static body.
+  std::vector<std::vector<PairContact<double>>> colliderContacts(n);
+  std::vector<int> split(n, 0);
+  for (std::size_t b = 0; b < n; ++b) {
+    if (pairsOf[b].empty()) {
+      if (withColliders) resolveBodyContacts(b);
+      continue;
+    }
+    if (withColliders) {
+      std::vector<ContactPoint> points;
+      for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
+        gatherContacts(b, static_cast<int>(k), points);
+      for (const ContactPoint& c : points) {
+        PairContact<double> pc{};
+        pc.ra = c.r;
+        pc.normal = c.normal;
+        pc.phi = c.phi;
+        pc.particle = c.particle;
+        pc.feature = c.collider;
+        colliderContacts[b].push_back(pc);
+      }
+    }
+    split[b] = static_cast<int>(pairsOf[b].size()) + (colliderContacts[b].empty() ? 0 : 1);
+  }
+
+  // Targets from the velocities before the solve.
+  const SolverBody<double> fixed;  // a static collider
+  auto materialOf = [&](std::size_t b) { return scene_.materials[scene_.bodies[b].material]; };
+  std::vector<ContactMaterial<double>> pairMaterial(pairs.size());
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    const Material& ma = materialOf(pairs[p].a);
+    const Material& mb = materialOf(pairs[p].b);
+    pairMaterial[p] = mixMaterials(ma.restitution, ma.friction, mb.restitution, mb.friction,
+                                   solver.restitutionThreshold);
+    pairTargets(solverBody(pairs[p].a, 1), solverBody(pairs[p].b, 1), pairs[p].contacts.data(),
+                static_cast<int>(pairs[p].contacts.size()), pairMaterial[p], h);
+  }
+  for (std::size_t b = 0; b < n; ++b)
+    if (!colliderContacts[b].empty())
+      pairTargets(solverBody(b, 1), fixed, colliderContacts[b].data(),
+                  static_cast<int>(colliderContacts[b].size()), contactMaterial(b), h);
+
+  // Jacobi over pairs with mass splitting, Gauss–Seidel within a pair (pair_contact.h).
+  const std::vector<BodyState> predicted = bodies_;
+  std::vector<PairImpulse<double>> onA(pairs.size()), onB(pairs.size()), onBody(n);
+  // Adds each body's share of this round's pair and collider impulses to its velocities.
+  auto applyRound = [&] {
+    for (std::size_t b = 0; b < n; ++b) {
+      if (pairsOf[b].empty()) continue;
+      PairImpulse<double> sum = onBody[b];
+      for (std::size_t p : pairsOf[b]) {
+        const PairImpulse<double>& j = pairs[p].a == b ? onA[p] : onB[p];
+        sum.linear += j.linear;
+        sum.angular += j.angular;
+      }
+      const SolverBody<double> unsplit = solverBody(b, 1);
+      bodies_[b].velocity += unsplit.invMass * sum.linear;
+      bodies_[b].angularVelocity += unsplit.invInertia * sum.angular;
+    }
+  };
+  // Warm start from last step's impulses of the same contacts.
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    onA[p] = onB[p] = PairImpulse<double>{};
+    auto it = previousPairs_.find({pairs[p].a, pairs[p].b});
+    if (it == previousPairs_.end()) continue;
+    for (PairContact<double>& c : pairs[p].contacts) {
+      const glm::dvec3 j = warmStart(c, it->second.data(), static_cast<int>(it->second.size()),
+                                     pairMaterial[p].friction);
+      onA[p].linear += j;
+      onA[p].angular += glm::cross(c.ra, j);
+      onB[p].linear -= j;
+      onB[p].angular -= glm::cross(c.rb, j);
+    }
+  }
+  previousColliderContacts_.resize(n);
+  for (std::size_t b = 0; b < n; ++b) {
+    onBody[b] = PairImpulse<double>{};
+    const auto& previous = previousColliderContacts_[b];
+    for (PairContact<double>& c : colliderContacts[b]) {
+      const glm::dvec3 j = warmStart(c, previous.data(), static_cast<int>(previous.size()),
+                                     contactMaterial(b).friction);
+      onBody[b].linear += j;
+      onBody[b].angular += glm::cross(c.ra, j);
+    }
+  }
+  applyRound();
+  for (int iteration = 0; iteration < solver.contactIterations; ++iteration) {
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      SolverBody<double> a = solverBody(pairs[p].a, split[pairs[p].a]);
+      SolverBody<double> b = solverBody(pairs[p].b, split[pairs[p].b]);
+      onA[p] = onB[p] = PairImpulse<double>{};
+      pairSweep(a, b, pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()),
+                pairMaterial[p].friction, onA[p], onB[p]);
+    }
+    for (std::size_t b = 0; b < n; ++b) {
+      onBody[b] = PairImpulse<double>{};
+      if (colliderContacts[b].empty()) continue;
+      SolverBody<double> self = solverBody(b, split[b]), wall = fixed;
+      PairImpulse<double> none;
+      pairSweep(self, wall, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
+                contactMaterial(b).friction, onBody[b], none);
+    }
+    applyRound();
+  }
+  previousPairs_.clear();
+  for (const Pair& pair : pairs) previousPairs_[{pair.a, pair.b}] = pair.contacts;
+  for (std::size_t b = 0; b < n; ++b) previousColliderContacts_[b] = colliderContacts[b];
+
+  // The predicted pose moved with the velocity before the solve; move it with the velocity
+  // change as well, so contacts act before the position update (semi-implicit Euler): a resting
+  // body's fall under gravity during the prediction is taken back here, not left as penetration.
+  for (std::size_t b = 0; b < n; ++b) {
+    if (pairsOf[b].empty()) continue;
+    bodies_[b].centre += h * (bodies_[b].velocity - predicted[b].velocity);
+    const glm::dquat q = integrateOrientation(quaternionFromRotation(bodies_[b].rotation),
+                                              bodies_[b].angularVelocity - predicted[b].angularVelocity, h);
+    bodies_[b].rotation = rotationMatrix(q);
+  }
+
+  // Positions: each pair separates its deepest point (beyond the slop) along that point's
+  // normal, shared by inverse mass; a body in several pairs moves by the average of its shares
+  // (mass splitting again). Then the collider push-out, which has the last word.
+  std::vector<glm::dvec3> move(n, glm::dvec3(0.0));
+  for (const Pair& pair : pairs) {
+    const PairContact<double>* deepest = &pair.contacts.front();
+    for (const PairContact<double>& c : pair.contacts)
+      if (c.phi < deepest->phi) deepest = &c;
+    const double depth = -deepest->phi - solver.penetrationSlop;
+    if (!(depth > 0)) continue;
+    const double wa = solverBody(pair.a, split[pair.a]).invMass;
+    const double wb = solverBody(pair.b, split[pair.b]).invMass;
+    move[pair.a] += (depth * wa / (wa + wb)) * deepest->normal;
+    move[pair.b] -= (depth * wb / (wa + wb)) * deepest->normal;
+  }
+  for (std::size_t b = 0; b < n; ++b) {
+    if (pairsOf[b].empty()) continue;
+    bodies_[b].centre += move[b] / double(split[b]);
+    if (!withColliders) continue;
+    for (int pass = 0; pass < 5; ++pass) {
+      bool moved = false;
+      for (const auto& collider : scene_.colliders) moved |= pushOut(b, collider);
+      if (!moved) break;
+    }
+  }
+}
+
+void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
                                     std::vector<ContactPoint>& contacts) {
+  const Collider<double>& collider = scene_.colliders[static_cast<std::size_t>(colliderIndex)];
   // Contacts: particles within the contact margin of the surface (SPEC §4, "φ < ε with a
   // buffer"), so that all the points a resting body stands on take part, not only the one that
   // dipped below the surface this step.
@@ -236,12 +509,15 @@ void ReferenceWorld::gatherContacts(std::size_t b, const Collider<double>& colli
   const BodyState& body = bodies_[b];
   const double margin = contactMargin();
   const std::size_t capacity = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
-  for (const glm::dvec3& rest : shape.rest) {
-    glm::dvec3 r = body.rotation * rest;
+  for (std::size_t i = 0; i < shape.rest.size(); ++i) {
+    glm::dvec3 r = body.rotation * shape.rest[i];
     SdfSample<double> s = sdfCollider(collider, body.centre + r);
     if (!(s.phi < margin)) continue;
+    ContactPoint point{r, s.gradient, s.phi};
+    point.particle = static_cast<int>(i);
+    point.collider = colliderIndex;
     if (contacts.size() < capacity) {
-      contacts.push_back({r, s.gradient, s.phi});
+      contacts.push_back(point);
       continue;
     }
     // Full: the new contact replaces the shallowest kept one if it is deeper; either way one
@@ -250,7 +526,7 @@ void ReferenceWorld::gatherContacts(std::size_t b, const Collider<double>& colli
     std::size_t shallowest = 0;
     for (std::size_t j = 1; j < contacts.size(); ++j)
       if (contacts[j].phi > contacts[shallowest].phi) shallowest = j;
-    if (s.phi < contacts[shallowest].phi) contacts[shallowest] = {r, s.gradient, s.phi};
+    if (s.phi < contacts[shallowest].phi) contacts[shallowest] = point;
   }
 }
 

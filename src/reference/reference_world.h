@@ -11,8 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
+#include "math/pair_contact.h"
 #include "math/watchdog.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
@@ -59,14 +61,31 @@ class ReferenceWorld {
   /// Bodies the watchdog has flagged, each with its first incident.
   std::vector<BodyIncident> incidents() const;
 
-  /// Contacts dropped by the max_contacts_per_body rule since the start.
+  /// Contacts dropped by the max_contacts_per_body / max_contacts_per_pair rules since the start.
   std::int64_t contactOverflow() const { return contactOverflow_; }
+  /// Broad-phase pairs dropped by the max_pairs_per_body rule since the start.
+  std::int64_t pairOverflow() const { return pairOverflow_; }
+  /// Body pairs with contact points in the last step.
+  std::size_t touchingPairs() const { return touchingPairs_; }
   /// What RunChecks needs after a step.
   StepObservation observation() const;
 
  private:
-  void stepShapeMatching(std::size_t b, double h);
-  void stepImpulse(std::size_t b, double h);
+  // `contactsNow` false: leave the body at its predicted pose for the body–body phase.
+  void stepShapeMatching(std::size_t b, double h, bool contactsNow);
+  void stepImpulse(std::size_t b, double h, bool contactsNow);
+  /// SPEC §6–7 for every body at once: broad phase, contact points of each pair, one solve of all
+  /// pairs and colliders by mass splitting, push-out; bodies no pair touches take the
+  /// single-body path (resolveBodyContacts).
+  void resolveAllContacts();
+  /// Sort-and-sweep along x over the bodies' bounding boxes; pairs (a < b), sorted.
+  std::vector<std::pair<std::size_t, std::size_t>> broadPhase();
+  struct Pair {
+    std::size_t a, b;
+    std::vector<PairContact<double>> contacts;
+  };
+  void gatherPairContacts(Pair& pair);
+  SolverBody<double> solverBody(std::size_t b, int split) const;
   void watchBody(std::size_t b, const BodyState& before);
   /// Body-level contact against every collider: impulses from the contact solver, then a rigid
   /// translation out of each collider along its deepest point's normal.
@@ -79,9 +98,10 @@ class ReferenceWorld {
     double targetNormalVelocity = 0;
     double lambdaNormal = 0;
     glm::dvec3 lambdaTangent{0.0};
+    int particle = 0;  // index in the shape
+    int collider = 0;  // index in scene.colliders
   };
-  void gatherContacts(std::size_t b, const Collider<double>& collider,
-                      std::vector<ContactPoint>& contacts);
+  void gatherContacts(std::size_t b, int collider, std::vector<ContactPoint>& contacts);
   /// Returns whether the body had to move.
   bool pushOut(std::size_t b, const Collider<double>& collider);
   void averagedImpulse(std::size_t b, const std::vector<ContactPoint>& contacts);
@@ -97,6 +117,12 @@ class ReferenceWorld {
   std::vector<glm::dvec3> x_, v_;             // (nparticle) shape matching state
   std::int64_t steps_ = 0;
   std::int64_t contactOverflow_ = 0;
+  std::int64_t pairOverflow_ = 0;
+  std::size_t touchingPairs_ = 0;
+  // Last step's contacts with their impulses, for warm starting: per touching pair (a, b) and
+  // per body against the colliders (bodies in a pair only).
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<PairContact<double>>> previousPairs_;
+  std::vector<std::vector<PairContact<double>>> previousColliderContacts_;
   std::vector<long long> incidentStep_;  // (nbody) first incident's step, −1 if none
   std::vector<Incident> incidentKind_;   // (nbody)
 };

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "math/grid_sdf.h"
+
 namespace smash {
 namespace {
 std::string format(const char* fmt, double a, double b = 0, double c = 0) {
@@ -34,6 +36,52 @@ StepObservation observeParticles(std::int64_t step, const std::vector<glm::dvec3
   return o;
 }
 
+BodyPenetration deepestBodyPenetration(const Scene& scene, const std::vector<glm::dvec3>& centres,
+                                       const std::vector<glm::dquat>& rotations) {
+  BodyPenetration out;
+  const std::size_t n = scene.bodies.size();
+  if (n < 2 || centres.size() != n || rotations.size() != n) return out;
+  for (const Body& b : scene.bodies)
+    if (!scene.shapes[b.shape].sdf) return out;
+  std::vector<double> radius(n);
+  std::vector<glm::dmat3> R(n);
+  std::vector<std::size_t> order(n);
+  for (std::size_t b = 0; b < n; ++b) {
+    radius[b] = scene.shapes[scene.bodies[b].shape].boundingRadius;
+    R[b] = glm::mat3_cast(rotations[b]);
+    order[b] = b;
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+    return centres[i].x - radius[i] < centres[j].x - radius[j];
+  });
+  // Depth of body i's particles inside body j.
+  auto inside = [&](std::size_t i, std::size_t j) {
+    const Shape& si = scene.shapes[scene.bodies[i].shape];
+    const GridSdfView field = scene.shapes[scene.bodies[j].shape].sdf->view();
+    double deepest = 0;
+    for (const glm::dvec3& r : si.rest) {
+      const glm::dvec3 x = centres[i] + R[i] * r;
+      if (glm::length(x - centres[j]) > radius[j]) continue;
+      deepest = std::max(deepest, -sampleGridPlaced(field, centres[j], R[j], x).phi);
+    }
+    return deepest;
+  };
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::size_t i = order[s];
+    for (std::size_t t = s + 1; t < n; ++t) {
+      const std::size_t j = order[t];
+      if (centres[j].x - radius[j] > centres[i].x + radius[i]) break;
+      if (glm::length(centres[i] - centres[j]) > radius[i] + radius[j]) continue;
+      ++out.pairs;
+      const double depth = std::max(inside(i, j), inside(j, i));
+      const double size = 2 * std::min(radius[i], radius[j]);
+      out.depth = std::max(out.depth, depth);
+      out.relative = std::max(out.relative, depth / size);
+    }
+  }
+  return out;
+}
+
 void RunChecks::observe(const StepObservation& o) {
   ++observed_;
   if (!o.finite && firstNonFinite_ < 0) firstNonFinite_ = o.step;
@@ -47,6 +95,13 @@ void RunChecks::observe(const StepObservation& o) {
     for (int k = 0; k < 3; ++k)
       if (o.particleMin[k] < (*checks_.boundsMin)[k] || o.particleMax[k] > (*checks_.boundsMax)[k])
         firstOutOfBounds_ = o.step;
+  }
+}
+
+void RunChecks::observeBodies(const BodyPenetration& b, std::int64_t step) {
+  if (b.relative > deepestBody_.relative) {
+    deepestBody_ = b;
+    deepestBodyStep_ = step;
   }
 }
 
@@ -64,6 +119,14 @@ Verdict RunChecks::finish(double finalMaxSpeed) const {
     add(deepest_ <= *checks_.maxPenetration,
         format("deepest penetration %.3g (step ", deepest_) + std::to_string(deepestStep_) +
             format(") <= %.3g", *checks_.maxPenetration));
+  if (checks_.maxBodyPenetration)
+    add(deepestBody_.relative <= *checks_.maxBodyPenetration,
+        format("deepest body-body penetration %.3g m = %.3g of body size (step ", deepestBody_.depth,
+               deepestBody_.relative) +
+            std::to_string(deepestBodyStep_) + format(") <= %.3g", *checks_.maxBodyPenetration));
+  if (checks_.maxFinalKineticEnergy)
+    add(finalEnergy_ >= 0 && finalEnergy_ <= *checks_.maxFinalKineticEnergy,
+        format("final kinetic energy %.3g J <= %.3g J", finalEnergy_, *checks_.maxFinalKineticEnergy));
   if (checks_.restSpeed)
     add(finalMaxSpeed <= *checks_.restSpeed,
         format("at rest: final max particle speed %.3g <= %.3g", finalMaxSpeed,

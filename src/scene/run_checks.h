@@ -29,10 +29,27 @@ StepObservation observeParticles(std::int64_t step, const std::vector<glm::dvec3
                                  const std::vector<glm::dvec3>& velocities,
                                  const std::vector<Collider<double>>& colliders);
 
+/// The deepest point of any body inside another (SPEC §6): every particle of every body against
+/// the baked field of every other body whose bounding sphere it is in (sort and sweep over the
+/// bodies' spheres; double arithmetic on the float grids). Bodies are given by pose; any solver's
+/// poses can be measured, smash's or a peer's. `relative` is depth over the diameter (twice the
+/// bounding radius) of the smaller body of that pair. Zero when shapes are not baked.
+struct BodyPenetration {
+  double depth = 0;
+  double relative = 0;
+  std::int64_t pairs = 0;  ///< overlapping bounding spheres examined
+};
+BodyPenetration deepestBodyPenetration(const Scene& scene, const std::vector<glm::dvec3>& centres,
+                                       const std::vector<glm::dquat>& rotations);
+
 class RunChecks {
  public:
   explicit RunChecks(const SceneChecks& checks) : checks_(checks) {}
   void observe(const StepObservation& o);
+  /// Body–body penetration (at the end of a frame: it costs a pass over all particles).
+  void observeBodies(const BodyPenetration& b, std::int64_t step);
+  /// Kinetic energy at the end of the run (for checks.max_final_kinetic_energy).
+  void finalKineticEnergy(double e) { finalEnergy_ = e; }
   /// finalMaxSpeed: largest particle speed at the end of the run.
   Verdict finish(double finalMaxSpeed) const;
 
@@ -42,6 +59,9 @@ class RunChecks {
  private:
   SceneChecks checks_;
   double deepest_ = 0;
+  BodyPenetration deepestBody_;
+  std::int64_t deepestBodyStep_ = 0;
+  double finalEnergy_ = -1;
   std::int64_t deepestStep_ = 0, observed_ = 0;
   std::int64_t firstNonFinite_ = -1, firstOutOfBounds_ = -1;
   glm::dvec3 worstMin_{1e300}, worstMax_{-1e300};

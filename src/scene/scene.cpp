@@ -181,11 +181,55 @@ glm::dquat optionalRotation(Fields& f, const std::string& key) {
   return r ? parseRotation(*r, f.file(), f.at(key)) : glm::dquat(1, 0, 0, 0);
 }
 
-Collider<double> parseCollider(const Json& j, const std::string& file, const std::string& path) {
+glm::dvec3 parseScale(Fields& f) {
+  glm::dvec3 scale(1.0);
+  if (const Json* j = f.get("scale")) {
+    if (j->is_number())
+      scale = glm::dvec3(f.toNumber(*j, f.at("scale")));
+    else
+      scale = f.toVec3(*j, f.at("scale"));
+    for (int k = 0; k < 3; ++k)
+      if (!(scale[k] > 0)) f.failAt(f.at("scale"), "must be > 0");
+  }
+  return scale;
+}
+
+std::string meshPathOf(Fields& f, const std::string& baseDir) {
+  std::string meshRel = f.string("mesh", "");
+  if (meshRel.empty()) f.failAt(f.at("mesh"), "is required (path of an OBJ file)");
+  namespace fs = std::filesystem;
+  fs::path meshPath = fs::path(meshRel).is_absolute() ? fs::path(meshRel) : fs::path(baseDir) / meshRel;
+  if (!fs::exists(meshPath)) f.failAt(f.at("mesh"), "file not found: " + meshPath.string());
+  return meshPath.string();
+}
+
+Collider<double> parseCollider(const Json& j, const std::string& file, const std::string& baseDir,
+                               const std::string& path, std::shared_ptr<const ColliderMesh>& meshOut) {
   Fields f(j, file, path);
   std::string type =
-      f.choice("type", "", {"plane", "sphere", "box", "capsule", "box_container"});
+      f.choice("type", "", {"plane", "sphere", "box", "capsule", "box_container", "mesh"});
   Collider<double> c;
+  if (type == "mesh") {
+    // A static obstacle baked from a closed mesh (a bowl, a ramp), placed by position/rotation.
+    c.type = ColliderType::Mesh;
+    const std::string meshPath = meshPathOf(f, baseDir);
+    const glm::dvec3 scale = parseScale(f);
+    c.point = f.vec3("position", glm::dvec3(0.0));
+    c.rotation = optionalRotation(f, "rotation");
+    const int resolution = static_cast<int>(
+        f.integer("sdf_resolution", 64, kMinSdfResolution, kMaxSdfResolution));
+    f.finish();
+    auto m = std::make_shared<ColliderMesh>();
+    m->file = meshPath;
+    m->mesh = loadObj(meshPath);
+    for (glm::dvec3& v : m->mesh.vertices) v *= scale;
+    if (signedVolume(m->mesh) < 0)
+      f.failAt(f.at("mesh"), "faces point inwards (negative enclosed volume); flip their winding");
+    m->grid = bakeSdf(m->mesh, resolution, file + ": " + path);
+    c.grid = m->grid.view();
+    meshOut = std::move(m);
+    return c;
+  }
   if (type == "plane") {
     c.type = ColliderType::Plane;
     c.point = f.requireVec3("point");
@@ -219,22 +263,11 @@ struct ShapeEntry {
 Shape parseShape(const std::string& name, const Json& j, const std::string& file,
                  const std::string& baseDir, const std::string& path) {
   Fields f(j, file, path);
-  std::string meshRel = f.string("mesh", "");
-  if (meshRel.empty()) f.failAt(f.at("mesh"), "is required (path of an OBJ file)");
-  namespace fs = std::filesystem;
-  fs::path meshPath = fs::path(meshRel).is_absolute() ? fs::path(meshRel) : fs::path(baseDir) / meshRel;
-  if (!fs::exists(meshPath))
-    f.failAt(f.at("mesh"), "file not found: " + meshPath.string());
+  const std::string meshPath = meshPathOf(f, baseDir);
   ShapeOptions options;
-  const Json* scale = f.get("scale");
-  if (scale) {
-    if (scale->is_number())
-      options.scale = glm::dvec3(f.toNumber(*scale, f.at("scale")));
-    else
-      options.scale = f.toVec3(*scale, f.at("scale"));
-    for (int k = 0; k < 3; ++k)
-      if (!(options.scale[k] > 0)) f.failAt(f.at("scale"), "must be > 0");
-  }
+  options.scale = parseScale(f);
+  const int sdfResolution = static_cast<int>(
+      f.integer("sdf_resolution", 32, kMinSdfResolution, kMaxSdfResolution));
   options.particleMass = f.positive("particle_mass", 1.0);
   if (const Json* s = f.get("sampling")) {
     Fields sf(*s, file, f.at("sampling"));
@@ -248,8 +281,10 @@ Shape parseShape(const std::string& name, const Json& j, const std::string& file
     sf.finish();
   }
   f.finish();
-  Mesh mesh = loadObj(meshPath.string());
-  return buildShape(name, mesh, options, file + ": " + path);
+  Mesh mesh = loadObj(meshPath);
+  Shape shape = buildShape(name, mesh, options, file + ": " + path);
+  shape.sdfResolution = sdfResolution;
+  return shape;
 }
 
 template <class T>
@@ -343,6 +378,9 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.penetrationSlop = f.nonNegative("penetration_slop", 1e-5);
   s.maxContactsPerBody = static_cast<int>(f.integer("max_contacts_per_body", 256, 1, 4096));
   s.contactIterations = static_cast<int>(f.integer("contact_iterations", 32, 1, 1000));
+  s.bodyContacts = f.boolean("body_contacts", true);
+  s.maxPairsPerBody = static_cast<int>(f.integer("max_pairs_per_body", 16, 1, 1024));
+  s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 64, 1, 4096));
   if (const Json* c = f.get("contact")) {
     Fields cf(*c, file, "solver.contact");
     std::string model = cf.choice("model", "impulse",
@@ -372,6 +410,10 @@ void parseChecks(const Json& j, const std::string& file, Scene& scene) {
   Fields f(j, file, "checks");
   if (f.has("max_penetration")) scene.checks.maxPenetration = f.nonNegative("max_penetration", 0);
   if (f.has("rest_speed")) scene.checks.restSpeed = f.nonNegative("rest_speed", 0);
+  if (f.has("max_body_penetration"))
+    scene.checks.maxBodyPenetration = f.nonNegative("max_body_penetration", 0);
+  if (f.has("max_final_kinetic_energy"))
+    scene.checks.maxFinalKineticEnergy = f.nonNegative("max_final_kinetic_energy", 0);
   if (f.has("bounds")) {
     Fields bf(*f.get("bounds"), file, "checks.bounds");
     glm::dvec3 lo = bf.requireVec3("min"), hi = bf.requireVec3("max");
@@ -385,6 +427,40 @@ void parseChecks(const Json& j, const std::string& file, Scene& scene) {
 }
 
 }  // namespace
+
+void bakeShapes(Scene& scene, const std::string& prefix) {
+  std::vector<bool> used(scene.shapes.size(), false);
+  for (const Body& b : scene.bodies) used[b.shape] = true;
+  for (std::size_t k = 0; k < scene.shapes.size(); ++k) {
+    Shape& shape = scene.shapes[k];
+    if (!used[k] || shape.sdf) continue;
+    if (shape.mesh.triangles.empty())
+      throw InputError(prefix + "shapes." + shape.name +
+                       ": has no mesh to bake a signed distance field from (body contacts need one; "
+                       "set solver.body_contacts to false to let bodies pass through each other)");
+    shape.sdf = std::make_shared<const BakedGrid>(
+        bakeSdf(shape.mesh, shape.sdfResolution, prefix + "shapes." + shape.name));
+  }
+}
+
+void bakeShapeSdfs(Scene& scene) { bakeShapes(scene, scene.path.empty() ? "" : scene.path + ": "); }
+
+void requireBakedShapes(const Scene& scene) {
+  if (!scene.solver.bodyContacts || scene.bodies.size() < 2) return;
+  for (const Body& b : scene.bodies)
+    if (!scene.shapes[b.shape].sdf)
+      throw InputError((scene.path.empty() ? std::string("scene") : scene.path) + ": shapes." +
+                       scene.shapes[b.shape].name +
+                       ": body contacts are on but the shape has no baked signed distance field "
+                       "(bakeShapeSdfs, or solver.body_contacts false)");
+}
+
+bool Scene::bodyContactsActive() const {
+  if (!solver.bodyContacts || bodies.size() < 2) return false;
+  for (const Body& b : bodies)
+    if (!shapes[b.shape].sdf) return false;
+  return true;
+}
 
 const char* methodName(Method m) { return m == Method::Impulse ? "impulse" : "shape_matching"; }
 
@@ -431,8 +507,12 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
   }
   if (const Json* cs = f.get("colliders")) {
     if (!cs->is_array()) f.failAt("colliders", "must be an array");
-    for (std::size_t i = 0; i < cs->size(); ++i)
-      scene.colliders.push_back(parseCollider((*cs)[i], file, "colliders[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < cs->size(); ++i) {
+      std::shared_ptr<const ColliderMesh> mesh;
+      scene.colliders.push_back(
+          parseCollider((*cs)[i], file, baseDir, "colliders[" + std::to_string(i) + "]", mesh));
+      scene.colliderMeshes.push_back(std::move(mesh));
+    }
   }
   const Json& shapes = f.require("shapes");
   {
@@ -482,6 +562,8 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
       if (!s.aqqInvertible)
         throw InputError(file + ": solver.rotation: 'seeds' needs A_qq invertible, but the "
                          "particles of shape '" + s.name + "' do not span 3D");
+  // Body–body contact needs every shape's φ_ref (SPEC §6): bake the shapes bodies use.
+  if (scene.solver.bodyContacts && scene.bodies.size() > 1) bakeShapes(scene, file + ": ");
   return scene;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,21 @@ struct SolverSettings {
   /// in the order found, and the rest are counted as overflow. Same rule on every backend and
   /// in the reference, so it is part of the algorithm; the buffer is sized from it up front.
   int maxContactsPerBody = 256;
+  /// Bodies collide with each other (SPEC §6): each shape's mesh is baked into a grid SDF when a
+  /// scene has more than one body.
+  bool bodyContacts = true;
+  /// Broad-phase candidate pairs the buffer holds, per body (sized up front; overflow counted).
+  int maxPairsPerBody = 16;
+  /// Contact points kept per body pair (the deepest; overflow counted).
+  int maxContactsPerPair = 64;
+};
+
+/// A static mesh obstacle: its mesh (in the collider's frame, for output) and the baked field
+/// that Collider::grid points into. Shared by copies of the scene.
+struct ColliderMesh {
+  std::string file;
+  Mesh mesh;
+  BakedGrid grid;
 };
 
 struct Material {
@@ -71,6 +87,10 @@ struct Body {
 struct SceneChecks {
   std::optional<double> maxPenetration;  ///< deepest penetration allowed at the end of any step
   std::optional<double> restSpeed;       ///< max particle speed at the end of the run
+  /// deepest particle of a body inside another, as a fraction of the smaller body's diameter,
+  /// checked at the end of every frame
+  std::optional<double> maxBodyPenetration;
+  std::optional<double> maxFinalKineticEnergy;  ///< Σ ½ m v² at the end of the run, joules
   std::optional<glm::dvec3> boundsMin, boundsMax;  ///< every particle stays inside, every step
 };
 
@@ -98,16 +118,28 @@ struct Scene {
   SolverSettings solver;
   std::vector<Material> materials;
   std::vector<Collider<double>> colliders;
+  /// Parallel to `colliders`: the mesh and grid of a ColliderType::Mesh collider, else null.
+  std::vector<std::shared_ptr<const ColliderMesh>> colliderMeshes;
   std::vector<Shape> shapes;
   std::vector<Body> bodies;
   SceneChecks checks;
   Watchdog watchdog;
 
   double stepDt() const { return dt / substeps; }
+  /// Whether steps look for body–body contacts: enabled, more than one body, every shape baked.
+  bool bodyContactsActive() const;
 };
 
 /// Reads, validates and builds a scene file (meshes are loaded relative to the file).
 Scene loadScene(const std::string& path);
+
+/// For scenes built in code: bakes the φ_ref grid of every shape a body uses (from its mesh), as
+/// loadScene does when bodies can touch. Throws InputError for a shape without a mesh.
+void bakeShapeSdfs(Scene& scene);
+
+/// Throws InputError when body contacts are on, there is more than one body, and a shape that a
+/// body uses has no baked field (a scene built in code without bakeShapeSdfs).
+void requireBakedShapes(const Scene& scene);
 
 /// Same from JSON text; `name` labels errors and `baseDir` resolves mesh paths.
 Scene parseScene(const std::string& text, const std::string& name, const std::string& baseDir);

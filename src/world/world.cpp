@@ -65,8 +65,24 @@ std::size_t backendBytes(const Scene& scene) {
   const std::size_t perBody = sizeof(BodyData) + sizeof(MatchSums) + sizeof(int) + sizeof(long long) +
                               sizeof(long long) + sizeof(int) +
                               static_cast<std::size_t>(scene.solver.maxContactsPerBody) * sizeof(ContactSlot);
-  return particles * perParticle + rest * sizeof(glm::vec4) + scene.shapes.size() * sizeof(ShapeData) +
-         scene.bodies.size() * perBody;
+  std::size_t bytes = particles * perParticle + rest * sizeof(glm::vec4) +
+                      scene.shapes.size() * sizeof(ShapeData) + scene.bodies.size() * perBody;
+  if (scene.bodyContactsActive()) {
+    // Per body: start/predicted copies, broad-phase and solver arrays, last step's contacts.
+    const std::size_t perContactBody = 2 * sizeof(BodyData) + 8 * sizeof(int) + sizeof(float) +
+                                       sizeof(PairImpulse<float>) +
+                                       static_cast<std::size_t>(scene.solver.maxContactsPerBody) * sizeof(ContactSlot);
+    // Pair buffers grow with the pairs actually found; a pile has about 4 candidates per body.
+    const std::size_t perPair = 2 * (sizeof(long long) + 2 * sizeof(int) +
+                                     static_cast<std::size_t>(scene.solver.maxContactsPerPair) * sizeof(PairContact<float>)) +
+                                4 * sizeof(int) + 2 * sizeof(PairImpulse<float>);
+    bytes += scene.bodies.size() * (perContactBody + 4 * perPair);
+    for (const Shape& s : scene.shapes)
+      if (s.sdf) bytes += s.sdf->values.size() * sizeof(float);
+  }
+  for (const auto& m : scene.colliderMeshes)
+    if (m) bytes += m->grid.values.size() * sizeof(float);
+  return bytes;
 }
 }  // namespace pipeline
 
@@ -106,6 +122,7 @@ std::unique_ptr<World> createUnchecked(Backend backend, const Scene& scene, Step
 std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy strategy) {
   // Rejected up front when the buffers cannot fit (CPU backends also hold a staging copy while
   // they are built, hence twice the buffers against the machine's memory).
+  requireBakedShapes(scene);
   const std::size_t need = pipeline::backendBytes(scene);
   std::size_t have = hostMemory() / 2;
 #if defined(SMASH_HAVE_CUDA)

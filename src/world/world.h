@@ -98,6 +98,10 @@ class World {
   /// Contacts that did not fit the per-body contact buffer since creation (they were solved
   /// without: the deepest are kept). Non-zero means the buffer should grow.
   virtual std::int64_t contactOverflow() const = 0;
+  /// Broad-phase candidate pairs dropped by solver.max_pairs_per_body since the start.
+  virtual std::int64_t pairOverflow() const = 0;
+  /// Body pairs that had contact points in the last step.
+  virtual std::int64_t touchingPairs() const = 0;
 
   /// Blocks of temporary storage allocated for Thrust so far; flat after the first step.
   virtual long temporaryAllocations() const = 0;

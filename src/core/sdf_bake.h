@@ -1,0 +1,41 @@
+// Baking a mesh's signed distance field into a dense grid (SPEC §5–6), once per shape at load.
+//
+// OpenVDB (Debian's libopenvdb-dev) computes the distances: meshToSignedDistanceField with an
+// interior band as wide as the grid, so the field holds true distances all the way to the medial
+// axis — a particle deep inside another body still learns how far it is from the surface and in
+// which direction to leave. The sparse VDB grid is then read out at the nodes of a dense, padded
+// box that every backend samples trilinearly (kernels/math/grid_sdf.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <glm/glm.hpp>
+
+#include "core/mesh.h"
+#include "math/grid_sdf.h"
+
+namespace smash {
+
+struct BakedGrid {
+  std::vector<float> values;  ///< nx·ny·nz, x fastest
+  int nx = 0, ny = 0, nz = 0;
+  glm::dvec3 origin{0.0};  ///< node (0, 0, 0)
+  double cell = 0;         ///< node spacing
+
+  /// A view of this grid's values (host memory; backends copy the values and re-point it).
+  GridSdfView view() const;
+};
+
+constexpr int kMinSdfResolution = 8;
+constexpr int kMaxSdfResolution = 512;
+/// Cells of padding around the mesh's bounding box on every side.
+constexpr int kSdfPadding = 4;
+
+/// Bakes `mesh` (already in the frame it will be sampled in) with `resolution` cells along the
+/// longest side of its bounding box. The mesh must be closed for the inside to be known; the
+/// caller has validated it. Throws InputError (prefixed with `context`) on a bad resolution.
+BakedGrid bakeSdf(const Mesh& mesh, int resolution, const std::string& context);
+
+}  // namespace smash
