@@ -158,7 +158,8 @@ class DeviceWorld final : public World {
       const Collider<double>& c = scene.colliders[k];
       Collider<float> f;
       f.grid = c.grid;
-      if (scene.colliderMeshes[k]) f.grid.values = gridBase + colliderGridOffset[k];
+      if (k < scene.colliderMeshes.size() && scene.colliderMeshes[k])
+        f.grid.values = gridBase + colliderGridOffset[k];
       f.type = c.type;
       f.point = V3(c.point);
       f.normal = V3(c.normal);
@@ -325,8 +326,9 @@ class DeviceWorld final : public World {
     return out;
   }
 
-  // State format, version 1: Header, then nbody BodyData, nparticle positions, nparticle
-  // velocities, nbody overflow counters, all native-endian raw bytes.
+  // State format, version 2: Header, then nbody BodyData, nparticle positions, nparticle
+  // velocities, nbody overflow counters, and — when bodies touch — the warm-start state (last
+  // step's collider contacts per body and contacts per pair), all native-endian raw bytes.
   struct StateHeader {
     char magic[8];
     std::uint32_t version;
@@ -334,23 +336,52 @@ class DeviceWorld final : public World {
     std::int64_t steps;
     std::uint64_t bodies;
     std::uint64_t particles;
+    std::uint32_t contactSize;     // sizeof(ContactSlot)
+    std::uint32_t bodyContacts;    // 1 when the warm-start state follows
+    std::uint32_t contactsPerBody, contactsPerPair;
+    std::int64_t pairs;            // last step's pairs
+    std::int64_t pairOverflow, pairContactOverflow;
   };
   static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
+
+  std::size_t warmBytes(std::int64_t pairs) const {
+    if (!bodyContacts_) return 0;
+    const std::size_t nb = bodies_.size();
+    return nb * (static_cast<std::size_t>(scene_.solver.maxContactsPerBody) * sizeof(ContactSlot) + sizeof(int)) +
+           static_cast<std::size_t>(pairs) *
+               (sizeof(long long) + sizeof(int) +
+                static_cast<std::size_t>(scene_.solver.maxContactsPerPair) * sizeof(PairContact<float>));
+  }
 
   std::vector<std::uint8_t> saveState() const override {
     StateHeader h{};
     std::memcpy(h.magic, kMagic, sizeof kMagic);
-    h.version = 1;
+    h.version = 2;
     h.bodyDataSize = sizeof(BodyData);
     h.steps = steps_;
     h.bodies = bodies_.size();
     h.particles = position_.size();
+    h.contactSize = sizeof(ContactSlot);
+    h.bodyContacts = bodyContacts_ ? 1 : 0;
+    h.contactsPerBody = static_cast<std::uint32_t>(scene_.solver.maxContactsPerBody);
+    h.contactsPerPair = static_cast<std::uint32_t>(scene_.solver.maxContactsPerPair);
+    h.pairs = previousPairCount_;
+    h.pairOverflow = pairOverflow_;
+    h.pairContactOverflow = contactOverflowPairs_;
     std::vector<std::uint8_t> out;
     append(out, &h, 1);
     appendDevice(out, bodies_);
     appendDevice(out, position_);
     appendDevice(out, velocity_);
     appendDevice(out, overflow_);
+    if (bodyContacts_) {
+      appendDevice(out, previousContacts_);
+      appendDevice(out, previousColliderCount_);
+      const std::size_t pairs = static_cast<std::size_t>(previousPairCount_);
+      appendPrefix(out, previousPairKeys_, pairs);
+      appendPrefix(out, previousPairContactCount_, pairs);
+      appendPrefix(out, previousPairContacts_, pairs * static_cast<std::size_t>(scene_.solver.maxContactsPerPair));
+    }
     return out;
   }
 
@@ -360,14 +391,18 @@ class DeviceWorld final : public World {
     if (bytes.size() < sizeof h) fail("not a smash state (too short)");
     std::memcpy(&h, bytes.data(), sizeof h);
     if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) fail("not a smash state (bad magic)");
-    if (h.version != 1 || h.bodyDataSize != sizeof(BodyData))
+    if (h.version != 2 || h.bodyDataSize != sizeof(BodyData) || h.contactSize != sizeof(ContactSlot))
       fail("state format version " + std::to_string(h.version) + " is not supported by this build");
-    if (h.bodies != bodies_.size() || h.particles != position_.size())
+    if (h.bodies != bodies_.size() || h.particles != position_.size() ||
+        h.bodyContacts != (bodyContacts_ ? 1u : 0u) ||
+        h.contactsPerBody != static_cast<std::uint32_t>(scene_.solver.maxContactsPerBody) ||
+        h.contactsPerPair != static_cast<std::uint32_t>(scene_.solver.maxContactsPerPair))
       fail("state of " + std::to_string(h.bodies) + " bodies / " + std::to_string(h.particles) +
            " particles does not belong to this scene (" + std::to_string(bodies_.size()) + " / " +
-           std::to_string(position_.size()) + ")");
+           std::to_string(position_.size()) + ", or other contact settings)");
+    if (h.pairs < 0 || h.pairs > pairCapacity_) fail("state has an impossible pair count");
     const std::size_t expected = sizeof h + h.bodies * (sizeof(BodyData) + sizeof(long long)) +
-                                 h.particles * 2 * sizeof(glm::vec4);
+                                 h.particles * 2 * sizeof(glm::vec4) + warmBytes(h.pairs);
     if (bytes.size() != expected)
       fail("state is " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected) + " (truncated?)");
     std::size_t at = sizeof h;
@@ -381,10 +416,37 @@ class DeviceWorld final : public World {
     std::vector<glm::vec4> position = take<glm::vec4>(bytes, at, h.particles);
     std::vector<glm::vec4> velocity = take<glm::vec4>(bytes, at, h.particles);
     std::vector<long long> overflow = take<long long>(bytes, at, h.bodies);
+    std::vector<ContactSlot> colliderContacts;
+    std::vector<int> colliderCount, pairContactCount;
+    std::vector<long long> pairKeys;
+    std::vector<PairContact<float>> pairContacts;
+    if (bodyContacts_) {
+      colliderContacts = take<ContactSlot>(bytes, at, h.bodies * h.contactsPerBody);
+      colliderCount = take<int>(bytes, at, h.bodies);
+      pairKeys = take<long long>(bytes, at, static_cast<std::size_t>(h.pairs));
+      pairContactCount = take<int>(bytes, at, static_cast<std::size_t>(h.pairs));
+      pairContacts = take<PairContact<float>>(bytes, at, static_cast<std::size_t>(h.pairs) * h.contactsPerPair);
+    }
+    // Everything checked: only now does the world change.
     upload(bodies_, bodies);
     upload(position_, position);
     upload(velocity_, velocity);
     upload(overflow_, overflow);
+    if (bodyContacts_) {
+      upload(previousContacts_, colliderContacts);
+      upload(previousColliderCount_, colliderCount);
+      grow(previousPairKeys_, pairKeys.size());
+      grow(previousPairContactCount_, pairContactCount.size());
+      grow(previousPairContacts_, pairContacts.size());
+      if (!pairKeys.empty()) {
+        thrust::copy(pairKeys.begin(), pairKeys.end(), previousPairKeys_.begin());
+        thrust::copy(pairContactCount.begin(), pairContactCount.end(), previousPairContactCount_.begin());
+        thrust::copy(pairContacts.begin(), pairContacts.end(), previousPairContacts_.begin());
+      }
+      previousPairCount_ = static_cast<int>(h.pairs);
+      pairOverflow_ = h.pairOverflow;
+      contactOverflowPairs_ = h.pairContactOverflow;
+    }
     steps_ = h.steps;
   }
 
@@ -559,6 +621,12 @@ class DeviceWorld final : public World {
   static void appendDevice(std::vector<std::uint8_t>& out, const Vector<T>& v) {
     if (v.empty()) return;
     thrust::host_vector<T> h = v;
+    append(out, h.data(), h.size());
+  }
+  template <class T>
+  static void appendPrefix(std::vector<std::uint8_t>& out, const Vector<T>& v, std::size_t count) {
+    if (count == 0) return;
+    thrust::host_vector<T> h(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(count));
     append(out, h.data(), h.size());
   }
   template <class T>

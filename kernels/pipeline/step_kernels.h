@@ -381,8 +381,13 @@ SMASH_HD void watchBody(const StepParams& p, int bodyIndex, const BodyData& befo
 // mass splitting with warm starting, pose correction and push-out. Each functor is one pass over
 // bodies or pairs; device_world.inl strings them together.
 
+/// h (|v| + |ω| r): how far the body's points can move in a step (speculative contact margin).
+SMASH_HD float speculativeOf(const StepParams& p, const BodyData& b) {
+  return p.h * (glm::length(b.velocity) + glm::length(b.angularVelocity) * p.shapes[b.shape].radius);
+}
+
 SMASH_HD float reachOf(const StepParams& p, const BodyData& b) {
-  return p.shapes[b.shape].radius + p.contactMargin;
+  return p.shapes[b.shape].radius + p.contactMargin + speculativeOf(p, b);
 }
 
 /// Broad phase 1: the lower x of each body's bounding box (the sort key), and the identity order.
@@ -438,19 +443,20 @@ struct PairContactsOf {
     int count = 0, dropped = 0;
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
+    const float margin = p.contactMargin + speculativeOf(p, A) + speculativeOf(p, B);
     for (int side = 0; side < 2; ++side) {
       const BodyData& self = side == 0 ? A : B;
       const BodyData& other = side == 0 ? B : A;
       const ShapeData& mine = p.shapes[self.shape];
       const ShapeData& theirs = p.shapes[other.shape];
-      const float reach = theirs.radius + p.contactMargin;
+      const float reach = theirs.radius + margin;
       const float sign = side == 0 ? 1.0f : -1.0f;
       for (int i = 0; i < mine.count; ++i) {
         const V3 x = self.centre + self.rotation * xyz(p.rest[mine.restOffset + i]);
         const V3 fromOther = x - other.centre;
         if (glm::dot(fromOther, fromOther) > reach * reach) continue;
         const SdfSample<float> f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
-        if (!(f.phi < p.contactMargin)) continue;
+        if (!(f.phi < margin)) continue;
         PairContact<float> c{};
         c.ra = x - A.centre;
         c.rb = x - B.centre;

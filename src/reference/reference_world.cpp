@@ -251,6 +251,15 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b) {
 
 // ---- Bodies that touch (SPEC §6–7) ----------------------------------------------------------
 
+// How far a body's points can move in one step at its current velocities: h (|v| + |ω| r). Pairs
+// look for contacts this much farther out (speculative contacts: a pair closing fast is caught
+// the step before it would meet, and its target −φ/h lets it close exactly the gap).
+double ReferenceWorld::speculative(std::size_t b) const {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  return scene_.stepDt() * (glm::length(bodies_[b].velocity) +
+                            glm::length(bodies_[b].angularVelocity) * shape.boundingRadius);
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
   // Each body's box is its bounding sphere (centre ± (radius + margin)), in double. Sweep along
   // x: sort the boxes by their lower x, and for each box walk forward while the next box starts
@@ -259,7 +268,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
   const double margin = contactMargin();
   std::vector<double> reach(n), lowX(n);
   for (std::size_t b = 0; b < n; ++b) {
-    reach[b] = scene_.shapes[scene_.bodies[b].shape].boundingRadius + margin;
+    reach[b] = scene_.shapes[scene_.bodies[b].shape].boundingRadius + margin + speculative(b);
     lowX[b] = bodies_[b].centre.x - reach[b];
   }
   std::vector<std::size_t> order(n);
@@ -289,7 +298,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
 void ReferenceWorld::gatherPairContacts(Pair& pair) {
   // SPEC §6: every particle of one body against φ of the other, φ_j(x) = φ_ref_j(R_jᵀ(x − c_j)),
   // first a's particles in b's field, then b's in a's. The normal points from b towards a.
-  const double margin = contactMargin();
+  const double margin = contactMargin() + speculative(pair.a) + speculative(pair.b);
   const int capacity = scene_.solver.maxContactsPerPair;
   pair.contacts.assign(static_cast<std::size_t>(capacity), PairContact<double>{});
   int count = 0;

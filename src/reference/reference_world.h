@@ -86,6 +86,7 @@ class ReferenceWorld {
   };
   void gatherPairContacts(Pair& pair);
   SolverBody<double> solverBody(std::size_t b, int split) const;
+  double speculative(std::size_t b) const;
   void watchBody(std::size_t b, const BodyState& before);
   /// Body-level contact against every collider: impulses from the contact solver, then a rigid
   /// translation out of each collider along its deepest point's normal.

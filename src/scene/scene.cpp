@@ -446,6 +446,11 @@ void bakeShapes(Scene& scene, const std::string& prefix) {
 void bakeShapeSdfs(Scene& scene) { bakeShapes(scene, scene.path.empty() ? "" : scene.path + ": "); }
 
 void requireBakedShapes(const Scene& scene) {
+  for (std::size_t k = 0; k < scene.colliders.size(); ++k)
+    if (scene.colliders[k].type == ColliderType::Mesh &&
+        (k >= scene.colliderMeshes.size() || !scene.colliderMeshes[k]))
+      throw InputError((scene.path.empty() ? std::string("scene") : scene.path) + ": colliders[" +
+                       std::to_string(k) + "]: a mesh collider needs its baked mesh (colliderMeshes)");
   if (!scene.solver.bodyContacts || scene.bodies.size() < 2) return;
   for (const Body& b : scene.bodies)
     if (!scene.shapes[b.shape].sdf)

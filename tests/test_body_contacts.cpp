@@ -1,0 +1,254 @@
+// Bodies that touch (SPEC §5–7): baked fields, body–body contact physics on the reference and the
+// CPU backends, stacks and piles, mesh colliders, and the failure modes (overflow, missing field).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "core/sdf_bake.h"
+#include "math/grid_sdf.h"
+#include "math/rotation.h"
+#include "math/sdf.h"
+#include "reference/reference_world.h"
+#include "scene/run_checks.h"
+#include "test_util.h"
+#include "world/world.h"
+
+using namespace smash;
+
+namespace {
+
+Scene sceneFromJson(const std::string& json) {
+  return parseScene(json, "test.json", test::sourcePath("scenes"));
+}
+
+/// Two boxes of side 0.2 m flying at each other along x, no gravity, no colliders.
+std::string headOn(double restitution, const std::string& method) {
+  std::ostringstream s;
+  s << R"({"dt": 0.005, "frames": 100, "gravity": [0, 0, 0],
+    "solver": {"method": ")" << method << R"(", "restitution_threshold": 0, "max_contacts_per_pair": 256},
+    "materials": {"default": {"restitution": )" << restitution << R"(, "friction": 0.3}},
+    "shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2,
+                       "sampling": {"mode": "surface", "count": 600, "seed": 5}}},
+    "bodies": [
+      {"shape": "box", "position": [-0.2, 0, 0], "velocity": [1, 0, 0]},
+      {"shape": "box", "position": [0.2, 0.01, 0], "velocity": [-1, 0, 0]}]})";
+  return s.str();
+}
+
+glm::dvec3 momentum(const std::vector<BodyPose>& poses, double mass) {
+  glm::dvec3 p(0.0);
+  for (const BodyPose& b : poses) p += mass * glm::dvec3(b.velocity);
+  return p;
+}
+
+std::vector<BodyPose> posesOf(const ReferenceWorld& w) {
+  std::vector<BodyPose> out;
+  for (std::size_t b = 0; b < w.bodyCount(); ++b)
+    out.push_back({glm::vec3(w.body(b).centre), glm::quat(w.orientation(b)),
+                   glm::vec3(w.body(b).velocity), glm::vec3(w.body(b).angularVelocity)});
+  return out;
+}
+
+/// Runs `steps` on the reference or a backend and returns the poses after each step.
+std::vector<std::vector<BodyPose>> trajectory(const Scene& scene, const std::string& backend, int steps) {
+  std::vector<std::vector<BodyPose>> out;
+  if (backend == "reference") {
+    ReferenceWorld w(scene);
+    for (int n = 0; n < steps; ++n) {
+      w.step();
+      out.push_back(posesOf(w));
+    }
+  } else {
+    auto w = World::create(parseBackend(backend), scene);
+    for (int n = 0; n < steps; ++n) {
+      w->step();
+      out.push_back(w->poses());
+    }
+  }
+  return out;
+}
+
+BodyPenetration penetrationOf(const Scene& scene, const std::vector<BodyPose>& poses) {
+  std::vector<glm::dvec3> c;
+  std::vector<glm::dquat> r;
+  for (const BodyPose& p : poses) {
+    c.push_back(glm::dvec3(p.centre));
+    r.push_back(glm::dquat(p.rotation));
+  }
+  return deepestBodyPenetration(scene, c, r);
+}
+
+const char* kBackends[] = {"reference", "cpp", "omp"};
+
+}  // namespace
+
+TEST_CASE("bodies: a baked field holds true distances inside and out", "[bodies][sdf]") {
+  // The unit box's exact SDF is known everywhere (sdfBoxLocal); the baked grid must agree within
+  // the trilinear error of its cell, deep inside included (no clamped narrow band).
+  Mesh box = loadObj(test::sourcePath("scenes/meshes/box.obj"));
+  const BakedGrid g = bakeSdf(box, 32, "box");
+  const GridSdfView v = g.view();
+  Random rng(3);
+  double worst = 0;
+  for (int k = 0; k < 2000; ++k) {
+    const glm::dvec3 p(rng.uniform(-0.6, 0.6), rng.uniform(-0.6, 0.6), rng.uniform(-0.6, 0.6));
+    const SdfSample<double> exact = sdfBoxLocal(p, glm::dvec3(0.5));
+    const SdfSample<double> s = sampleGrid(v, p);
+    worst = std::max(worst, std::abs(s.phi - exact.phi));
+    if (exact.phi < -0.05 || exact.phi > 0.05) {
+      // Away from the surface the gradient is the exact one except near the medial planes.
+      INFO(p.x << " " << p.y << " " << p.z);
+      CHECK(glm::length(s.gradient) == Approx(1.0).margin(1e-6));
+    }
+  }
+  INFO("worst |φ − exact| " << worst << ", cell " << g.cell);
+  CHECK(worst < 0.5 * g.cell);
+  CHECK(sampleGrid(v, glm::dvec3(0.0)).phi == Approx(-0.5).margin(0.5 * g.cell));  // the centre
+  // Far outside the padded box the field keeps growing with the distance.
+  CHECK(sampleGrid(v, glm::dvec3(3, 0, 0)).phi == Approx(2.5).margin(g.cell));
+  test::requireInputError([&] { bakeSdf(box, 4, "box"); }, {"box", "sdf_resolution must be in [8, 512], got 4"});
+}
+
+TEST_CASE("bodies: two boxes head-on conserve momentum and honour restitution", "[bodies][physics]") {
+  for (const char* method : {"shape_matching", "impulse"})
+    for (double e : {0.0, 0.5, 1.0})
+      for (const char* backend : kBackends) {
+        INFO(method << ", e = " << e << ", " << backend);
+        const Scene scene = sceneFromJson(headOn(e, method));
+        const double mass = scene.shapes[0].totalMass;
+        const auto poses = trajectory(scene, backend, 100);
+        const glm::dvec3 p0(0.0);  // +1 and −1 m/s
+        double worstMomentum = 0;
+        for (const auto& step : poses) worstMomentum = std::max(worstMomentum, glm::length(momentum(step, mass) - p0));
+        // Momentum: the pair impulses are equal and opposite; float backends round velocities.
+        const double tolerance = std::string(backend) == "reference" ? 1e-9 : 1e-5;
+        CHECK(worstMomentum <= tolerance * mass);
+        const BodyPose& a = poses.back()[0];
+        const BodyPose& b = poses.back()[1];
+        const double separation = double(b.velocity.x) - double(a.velocity.x);
+        INFO("separation speed " << separation << " for an approach at 2 m/s");
+        // The rebound is e·v_approach (restitution of the pair's normal velocity). The boxes
+        // are offset by 1 cm in y so the faces meet at once; within 5% of the approach speed.
+        CHECK(separation == Approx(2.0 * e).margin(0.1));
+        CHECK(b.centre.x - a.centre.x > 0.19);  // they did not pass through each other
+        CHECK(penetrationOf(scene, poses.back()).depth < 0.002);
+      }
+}
+
+TEST_CASE("bodies: a stack of five boxes stays upright for 1000 steps", "[bodies][physics][stack]") {
+  const Scene scene = loadScene(test::sourcePath("scenes/box_stack.json"));
+  REQUIRE(scene.bodies.size() == 5);
+  for (const char* backend : kBackends) {
+    INFO(backend);
+    const auto poses = trajectory(scene, backend, 1000);
+    double drift = 0, tilt = 0, deepest = 0;
+    for (const auto& step : poses) {
+      for (std::size_t b = 0; b < 5; ++b) {
+        const glm::dvec3 c(step[b].centre);
+        drift = std::max(drift, glm::length(glm::dvec2(c.x, c.z) - glm::dvec2(scene.bodies[b].position.x,
+                                                                               scene.bodies[b].position.z)));
+        // Angle between the box's up axis and the world's.
+        const glm::dvec3 up = glm::mat3_cast(glm::dquat(step[b].rotation)) * glm::dvec3(0, 1, 0);
+        tilt = std::max(tilt, std::acos(std::min(1.0, up.y)));
+      }
+      deepest = std::max(deepest, penetrationOf(scene, step).relative);
+    }
+    const double top = poses.back()[4].centre.y;
+    INFO("drift " << drift << " m, tilt " << tilt << " rad, deepest " << deepest << " of the size, top at " << top);
+    CHECK(drift < 0.01);          // 5% of a box
+    CHECK(tilt < 0.05);           // under 3 degrees
+    CHECK(deepest < 0.02);        // 2% of a box
+    CHECK(top > 4 * 0.2 + 0.09);  // still five boxes high
+  }
+}
+
+TEST_CASE("bodies: a 100-body pile settles without interpenetration", "[bodies][physics][pile]") {
+  // 96 bunnies and cows (200 particles each) dropped into a box, 4 simulated seconds on OpenMP.
+  const Scene scene = loadScene(test::sourcePath("scenes/pile_100.json"));
+  auto world = World::create(Backend::Omp, scene);
+  BodyPenetration worst;
+  const int steps = scene.frames * scene.substeps;
+  for (int n = 0; n < steps; ++n) {
+    world->step();
+    // The last second, once the bodies have landed.
+    if (n >= steps - 120) {
+      const BodyPenetration p = penetrationOf(scene, world->poses());
+      if (p.relative > worst.relative) worst = p;
+    }
+  }
+  const StepObservation o = observe(*world, scene, steps);
+  const double energy = kineticEnergy(*world, scene);
+  double mass = 0;
+  for (const Body& b : scene.bodies) mass += scene.shapes[b.shape].totalMass;
+  INFO("deepest " << worst.depth << " m (" << worst.relative << " of size), kinetic energy " << energy
+                  << " J for " << mass << " kg, touching pairs " << world->touchingPairs());
+  CHECK(o.finite);
+  CHECK(worst.relative < 0.02);
+  // Threshold: the energy of the whole pile moving at 1 cm/s (measured: ~2e-3 J, 0.5 mm/s rms).
+  CHECK(energy < 0.5 * mass * 0.01 * 0.01);
+  CHECK(world->touchingPairs() > 100);  // a pile: every body touches others
+  CHECK(world->pairOverflow() == 0);
+  CHECK(o.deepestPenetration < 0.002);  // and none went through the walls
+}
+
+TEST_CASE("bodies: objects poured into a mesh bowl stay in it", "[bodies][physics][mesh]") {
+  const Scene scene = loadScene(test::sourcePath("scenes/bowl.json"));
+  REQUIRE(scene.colliders.back().type == ColliderType::Mesh);
+  auto world = World::create(Backend::Omp, scene);
+  for (int n = 0; n < scene.frames * scene.substeps; ++n) world->step();
+  // Every body ended inside the bowl's rim radius, above its floor.
+  for (const BodyPose& p : world->poses()) {
+    INFO(p.centre.x << " " << p.centre.y << " " << p.centre.z);
+    CHECK(glm::length(glm::vec2(p.centre.x, p.centre.z)) < 0.5f);
+    CHECK(p.centre.y > 0.0f);
+  }
+  CHECK(observe(*world, scene, 0).deepestPenetration < 0.005);
+}
+
+TEST_CASE("bodies: buffers that overflow are counted", "[bodies]") {
+  Scene scene = loadScene(test::sourcePath("scenes/pile_100.json"));
+  scene.solver.maxPairsPerBody = 1;
+  scene.solver.maxContactsPerPair = 2;
+  for (const char* backend : kBackends) {
+    INFO(backend);
+    std::int64_t pairs = 0, contacts = 0;
+    if (std::string(backend) == "reference") {
+      ReferenceWorld w(scene);
+      for (int n = 0; n < 120; ++n) w.step();
+      pairs = w.pairOverflow();
+      contacts = w.contactOverflow();
+    } else {
+      auto w = World::create(parseBackend(backend), scene);
+      for (int n = 0; n < 120; ++n) w->step();
+      pairs = w->pairOverflow();
+      contacts = w->contactOverflow();
+    }
+    CHECK(pairs > 0);
+    CHECK(contacts > 0);
+  }
+}
+
+TEST_CASE("bodies: scene errors name the field", "[bodies][scene]") {
+  auto bad = [](const std::string& json, std::initializer_list<const char*> parts) {
+    test::requireInputError([&] { sceneFromJson(json); }, parts);
+  };
+  const std::string shapes = R"("shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2, "sdf_resolution": 4}},)";
+  bad(R"({"materials": {"default": {}},)" + shapes +
+          R"("bodies": [{"shape": "box", "position": [0,0,0]}, {"shape": "box", "position": [1,0,0]}]})",
+      {"test.json", "shapes.box.sdf_resolution", "[8, 512]"});
+  bad(R"({"materials": {"default": {}}, "colliders": [{"type": "mesh", "mesh": "meshes/nope.obj"}],
+         "shapes": {"box": {"mesh": "meshes/box.obj"}}})",
+      {"test.json", "colliders[0].mesh", "file not found"});
+  bad(R"({"materials": {"default": {}}, "solver": {"max_contacts_per_pair": 0},
+         "shapes": {"box": {"mesh": "meshes/box.obj"}}})",
+      {"test.json", "solver.max_contacts_per_pair", "[1, 4096]"});
+  // A scene built in code with touching enabled but no baked field is refused, not run without.
+  Scene scene = sceneFromJson(headOn(0.5, "shape_matching"));
+  scene.shapes[0].sdf.reset();
+  test::requireInputError([&] { World::create(Backend::Cpp, scene); }, {"shapes.box", "no baked signed distance field"});
+  test::requireInputError([&] { ReferenceWorld w(scene); }, {"shapes.box", "no baked signed distance field"});
+  bakeShapeSdfs(scene);
+  REQUIRE(scene.shapes[0].sdf);
+}
