@@ -1,0 +1,195 @@
+// smash_bench_pile: a pile scene (bodies raining into a box, scenes/rain_*.json) run to the end
+// on each backend, and optionally the same scene in Bullet (bench/peers/bullet_pile.cpp), side by
+// side in one run. Reports ms per step and per simulated second, the stage breakdown, and the
+// deepest body-in-body penetration measured the same way for every solver: every particle of
+// every body against the baked SDFs of the bodies it overlaps (scene/run_checks.h), from poses.
+//
+//   smash_bench_pile --scene scenes/rain_1k.json --backends omp --peer bullet --out result.json
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <omp.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "scene/run_checks.h"
+#include "scene/scene.h"
+#include "world/world.h"
+#if defined(SMASH_HAVE_BULLET)
+#include "peers/bullet_pile.h"
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+struct Result {
+  std::string solver;
+  long steps = 0;
+  double seconds = 0;  // stepping only
+  double deepestLastSecond = 0, deepestLastSecondRelative = 0, deepestEver = 0, deepestEverRelative = 0;
+  double finalEnergy = 0;
+  long long touchingPairs = -1;
+  Json stages = Json::object();
+};
+
+/// Steps `steps` times through `step`, measuring body penetration after every frame (untimed).
+Result run(const std::string& name, const smash::Scene& scene, int frames,
+           const std::function<void()>& step, const std::function<void()>& sync,
+           const std::function<void(std::vector<glm::dvec3>&, std::vector<glm::dquat>&)>& poses) {
+  Result r;
+  r.solver = name;
+  std::vector<glm::dvec3> c;
+  std::vector<glm::dquat> q;
+  const int lastSecond = std::max(1, static_cast<int>(1.0 / scene.dt));
+  for (int f = 1; f <= frames; ++f) {
+    auto t0 = Clock::now();
+    for (int s = 0; s < scene.substeps; ++s) step();
+    sync();
+    r.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    r.steps += scene.substeps;
+    poses(c, q);
+    const smash::BodyPenetration p = smash::deepestBodyPenetration(scene, c, q);
+    r.deepestEver = std::max(r.deepestEver, p.depth);
+    r.deepestEverRelative = std::max(r.deepestEverRelative, p.relative);
+    if (f > frames - lastSecond) {
+      r.deepestLastSecond = std::max(r.deepestLastSecond, p.depth);
+      r.deepestLastSecondRelative = std::max(r.deepestLastSecondRelative, p.relative);
+    }
+    if (f % 50 == 0) {
+      std::fprintf(stderr, "  %s: frame %d/%d, %.1f ms/step\n", name.c_str(), f, frames, 1e3 * r.seconds / double(r.steps));
+    }
+  }
+  return r;
+}
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"smash_bench_pile: a pile scene on smash's backends and, optionally, in Bullet"};
+  std::string scenePath, backends = "omp", peer = "none", out, machine;
+  int frames = -1;
+  app.add_option("--scene", scenePath, "scene file (JSON), e.g. scenes/rain_1k.json")->required();
+  app.add_option("--backends", backends, "comma-separated smash backends: cpp, omp, cuda (unavailable ones are skipped)");
+  app.add_option("--peer", peer, "also run the scene in a peer engine")->check(CLI::IsMember({"none", "bullet"}));
+  app.add_option("--frames", frames, "frames to run, overriding the scene's")->check(CLI::PositiveNumber);
+  app.add_option("--machine", machine, "machine name recorded in the results");
+  app.add_option("--out", out, "write results as JSON");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const smash::Scene scene = smash::loadScene(scenePath);
+    if (frames < 0) frames = scene.frames;
+    const double simulated = frames * scene.dt;
+    std::size_t particles = 0;
+    double mass = 0;
+    for (const smash::Body& b : scene.bodies) {
+      particles += scene.shapes[b.shape].rest.size();
+      mass += scene.shapes[b.shape].totalMass;
+    }
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    if (machine.empty()) machine = host;
+    std::printf("scene %s: %zu bodies, %zu particles, %d frames of %g s x %d substeps (%.2f s simulated)\n",
+                scene.name.c_str(), scene.bodies.size(), particles, frames, scene.dt, scene.substeps, simulated);
+    std::printf("machine %s (%s, %d OpenMP threads)\n", machine.c_str(), cpuModel().c_str(), omp_get_max_threads());
+    std::vector<Result> results;
+    std::stringstream list(backends);
+    for (std::string name; std::getline(list, name, ',');) {
+      const smash::Backend backend = smash::parseBackend(name);
+      if (!smash::backendAvailable(backend)) {
+        std::printf("%s: not available here, skipped\n", name.c_str());
+        continue;
+      }
+      auto world = smash::World::create(backend, scene);
+      Result r = run("smash-" + name, scene, frames, [&] { world->step(); }, [&] { world->synchronize(); },
+                     [&](std::vector<glm::dvec3>& c, std::vector<glm::dquat>& q) {
+                       c.clear();
+                       q.clear();
+                       for (const smash::BodyPose& p : world->poses()) {
+                         c.push_back(glm::dvec3(p.centre));
+                         q.push_back(glm::dquat(p.rotation));
+                       }
+                     });
+      r.finalEnergy = smash::kineticEnergy(*world, scene);
+      r.touchingPairs = world->touchingPairs();
+      if (world->pairOverflow() || world->contactOverflow())
+        std::printf("note: %s dropped %lld candidate pairs and %lld contact points (buffers full)\n", name.c_str(),
+                    static_cast<long long>(world->pairOverflow()), static_cast<long long>(world->contactOverflow()));
+      // Stage breakdown over 20 more steps (timed with synchronisation, so not part of the total).
+      world->setProfiling(true);
+      world->resetStageTimes();
+      for (int s = 0; s < 20; ++s) world->step();
+      const smash::StageTimes t = world->stageTimes();
+      for (std::size_t k = 0; k < t.names.size(); ++k)
+        if (t.seconds[k] > 0) r.stages[t.names[k]] = t.seconds[k] / 20 * 1e3;
+      results.push_back(r);
+    }
+    if (peer == "bullet") {
+#if defined(SMASH_HAVE_BULLET)
+      smash::peers::BulletPile bullet(scene);
+      std::string hulls;
+      for (int v : bullet.hullVertices()) hulls += (hulls.empty() ? "" : ", ") + std::to_string(v);
+      std::printf("bullet: convex hulls of %s vertices, %d solver iterations (Bullet's defaults), one thread\n",
+                  hulls.c_str(), bullet.solverIterations());
+      Result r = run("bullet", scene, frames, [&] { bullet.step(); }, [] {},
+                     [&](std::vector<glm::dvec3>& c, std::vector<glm::dquat>& q) { bullet.poses(c, q); });
+      r.finalEnergy = bullet.kineticEnergy();
+      results.push_back(r);
+#else
+      std::printf("bullet: this build has no Bullet (install libbullet-dev and reconfigure), skipped\n");
+#endif
+    }
+    std::printf("\n%-12s %9s %12s %14s %16s %16s %12s\n", "solver", "ms/step", "ms/sim-s", "deepest (m)",
+                "last second (m)", "of body size", "final KE (J)");
+    Json json;
+    std::time_t now = std::time(nullptr);
+    char date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    json["context"] = {{"date", date}, {"machine", machine}, {"cpu", cpuModel()},
+                       {"omp_threads", omp_get_max_threads()}, {"scene", scenePath},
+                       {"bodies", scene.bodies.size()}, {"particles", particles}, {"frames", frames},
+                       {"simulated_seconds", simulated}, {"total_mass_kg", mass},
+                       {"penetration_metric", "deepest particle of a body inside another body's baked SDF, from poses"}};
+    json["results"] = Json::array();
+    for (const Result& r : results) {
+      const double perStep = 1e3 * r.seconds / double(r.steps), perSim = 1e3 * r.seconds / simulated;
+      std::printf("%-12s %9.2f %12.0f %14.4f %16.4f %16.4f %12.4g\n", r.solver.c_str(), perStep, perSim,
+                  r.deepestEver, r.deepestLastSecond, r.deepestLastSecondRelative, r.finalEnergy);
+      Json j = {{"solver", r.solver}, {"steps", r.steps}, {"seconds", r.seconds},
+                {"ms_per_step", perStep}, {"ms_per_simulated_second", perSim},
+                {"deepest_penetration_m", r.deepestEver}, {"deepest_penetration_relative", r.deepestEverRelative},
+                {"deepest_penetration_last_second_m", r.deepestLastSecond},
+                {"deepest_penetration_last_second_relative", r.deepestLastSecondRelative},
+                {"final_kinetic_energy_J", r.finalEnergy}};
+      if (r.touchingPairs >= 0) j["touching_pairs"] = r.touchingPairs;
+      if (!r.stages.empty()) j["stages_ms_per_step"] = r.stages;
+      json["results"].push_back(j);
+    }
+    if (!out.empty()) {
+      const std::string tmp = out + ".partial";
+      std::ofstream(tmp) << json.dump(2) << "\n";
+      if (std::rename(tmp.c_str(), out.c_str()) != 0) throw smash::InputError(out + ": cannot write");
+      std::printf("wrote %s\n", out.c_str());
+    }
+  } catch (const smash::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
