@@ -56,6 +56,16 @@ std::size_t cudaFreeMemory() {
   return free;
 }
 
+std::string cudaDeviceName() {
+  int device = 0;
+  cudaDeviceProp props{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&props, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "CUDA device (unknown)";
+  }
+  return props.name;
+}
+
 std::unique_ptr<World> makeCudaWorld(const Scene& scene, StepStrategy strategy) {
   return std::make_unique<DeviceWorld<CudaSystem>>(scene, strategy);
 }

@@ -11,6 +11,9 @@ packages=(
   catch2               # tests (Catch2 v2.13)
   libeigen3-dev        # tests only: the independent SVD oracle for rotation extraction
   libopenvdb-dev libboost-iostreams-dev zlib1g-dev  # mesh SDF baking (OpenVDB and what its CMake module asks for)
+  libtinygltf-dev      # animation.glb output (and the tests read it back with it)
+  libembree-dev libstb-dev  # CPU ray-traced preview pictures, PNG writing
+  ffmpeg               # animation.mp4 from the rendered frames (optional at run time)
   clang libclang-rt-14-dev  # fuzzing (libFuzzer) and its sanitizer runtimes
 )
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "world/world.h"
 
@@ -18,6 +19,8 @@ std::unique_ptr<World> makeCudaWorld(const Scene& scene, StepStrategy strategy);
 int cudaDeviceCount();
 /// Free memory of the current CUDA device, bytes.
 std::size_t cudaFreeMemory();
+/// The current CUDA device's name.
+std::string cudaDeviceName();
 #endif
 
 }  // namespace smash::pipeline

@@ -55,6 +55,7 @@ class RunChecks {
 
   double deepestPenetration() const { return deepest_; }
   std::int64_t deepestStep() const { return deepestStep_; }
+  const BodyPenetration& deepestBody() const { return deepestBody_; }
 
  private:
   SceneChecks checks_;

@@ -56,6 +56,21 @@ bool backendAvailable(Backend b) {
 #endif
 }
 
+std::string backendDevice(Backend backend) {
+#if defined(SMASH_HAVE_CUDA)
+  if (backend == Backend::Cuda && backendAvailable(Backend::Cuda)) return pipeline::cudaDeviceName();
+#endif
+  std::string cpu = "unknown CPU";
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  const long threads = backend == Backend::Cpp ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+  return cpu + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
 namespace pipeline {
 std::size_t backendBytes(const Scene& scene) {
   std::size_t particles = 0, rest = 0;

@@ -123,4 +123,7 @@ StepObservation observe(const World& world, const Scene& scene, std::int64_t ste
 /// Σ ½ m ‖v‖² of all particles, on the host.
 double kineticEnergy(const World& world, const Scene& scene);
 
+/// What a backend runs on, for reports: the GPU's name, or the CPU model and thread count.
+std::string backendDevice(Backend backend);
+
 }  // namespace smash

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The pile benchmark with its peer: installs Bullet (Debian's libbullet-dev), builds
+# smash_bench_pile and runs the 1,000-body rain on OpenMP (and CUDA when a GPU is present) and in
+# Bullet, side by side. Results go to bench/results/<machine>/. Usage:
+#   scripts/bench-pile.sh [MACHINE-NAME] [SCENE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+if ! dpkg-query -W -f='${Status}' libbullet-dev 2>/dev/null | grep -q "install ok installed"; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libbullet-dev
+fi
+[ -f .cudacxx.env ] && source .cudacxx.env
+machine="${1:-$(hostname)}"
+scene="${2:-scenes/rain_1k.json}"
+cmake --preset default >/dev/null
+cmake --build --preset default --target smash_bench_pile
+mkdir -p "bench/results/$machine"
+name="pile_$(basename "$scene" .json)_vs_bullet"
+./build/default/smash_bench_pile --scene "$scene" --backends omp,cuda --peer bullet --machine "$machine" \
+  --out "bench/results/$machine/$name.json" | tee "bench/results/$machine/$name.txt"

@@ -1,0 +1,349 @@
+#include "io/outputs.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <glm/gtx/quaternion.hpp>
+#include <tiny_gltf.h>
+
+#include "core/error.h"
+
+namespace smash::io {
+namespace fs = std::filesystem;
+
+void writeFileAtomically(const std::string& file, const std::string& text) {
+  const std::string tmp = file + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(file + ": cannot write");
+    out << text;
+    if (!out.flush()) throw InputError(file + ": write failed (disk full?)");
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+}
+
+void writePly(const std::vector<glm::vec3>& positions, const std::string& file) {
+  std::string text = "ply\nformat ascii 1.0\ncomment smash particle positions\nelement vertex " +
+                     std::to_string(positions.size()) +
+                     "\nproperty float x\nproperty float y\nproperty float z\nend_header\n";
+  char line[96];
+  for (const glm::vec3& p : positions) {
+    std::snprintf(line, sizeof line, "%.7g %.7g %.7g\n", p.x, p.y, p.z);
+    text += line;
+  }
+  writeFileAtomically(file, text);
+}
+
+namespace {
+
+// glTF building blocks: one buffer, appended to; views and accessors into it.
+struct GltfBuilder {
+  tinygltf::Model model;
+
+  GltfBuilder() {
+    model.buffers.emplace_back();
+    model.asset.version = "2.0";
+    model.asset.generator = "smash";
+  }
+  std::vector<unsigned char>& bytes() { return model.buffers[0].data; }
+
+  int view(const void* data, std::size_t size, int target) {
+    while (bytes().size() % 4) bytes().push_back(0);
+    tinygltf::BufferView v;
+    v.buffer = 0;
+    v.byteOffset = bytes().size();
+    v.byteLength = size;
+    if (target) v.target = target;
+    const auto* p = static_cast<const unsigned char*>(data);
+    bytes().insert(bytes().end(), p, p + size);
+    model.bufferViews.push_back(v);
+    return static_cast<int>(model.bufferViews.size() - 1);
+  }
+
+  int accessor(int view, int componentType, int type, std::size_t count, std::vector<double> lo = {},
+               std::vector<double> hi = {}) {
+    tinygltf::Accessor a;
+    a.bufferView = view;
+    a.componentType = componentType;
+    a.type = type;
+    a.count = count;
+    a.minValues = std::move(lo);
+    a.maxValues = std::move(hi);
+    model.accessors.push_back(a);
+    return static_cast<int>(model.accessors.size() - 1);
+  }
+
+  int floats(const std::vector<float>& v, int type, int components, int target, bool bounds) {
+    std::vector<double> lo, hi;
+    if (bounds && !v.empty()) {
+      lo.assign(static_cast<std::size_t>(components), 1e300);
+      hi.assign(static_cast<std::size_t>(components), -1e300);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::size_t c = i % static_cast<std::size_t>(components);
+        lo[c] = std::min(lo[c], double(v[i]));
+        hi[c] = std::max(hi[c], double(v[i]));
+      }
+    }
+    const int bv = view(v.data(), v.size() * sizeof(float), target);
+    return accessor(bv, TINYGLTF_COMPONENT_TYPE_FLOAT, type, v.size() / static_cast<std::size_t>(components),
+                    lo, hi);
+  }
+
+  int material(const std::string& name, float r, float g, float b, float a = 1.0f) {
+    tinygltf::Material m;
+    m.name = name;
+    m.pbrMetallicRoughness.baseColorFactor = {r, g, b, a};
+    m.pbrMetallicRoughness.metallicFactor = 0.0;
+    m.pbrMetallicRoughness.roughnessFactor = 0.7;
+    m.doubleSided = true;
+    if (a < 1.0f) m.alphaMode = "BLEND";
+    model.materials.push_back(m);
+    return static_cast<int>(model.materials.size() - 1);
+  }
+
+  /// A triangle mesh with smooth vertex normals.
+  int mesh(const std::string& name, const Mesh& m, int materialIndex) {
+    std::vector<float> positions, normals(m.vertices.size() * 3, 0.0f);
+    std::vector<std::uint32_t> indices;
+    for (const glm::dvec3& v : m.vertices) {
+      positions.push_back(float(v.x));
+      positions.push_back(float(v.y));
+      positions.push_back(float(v.z));
+    }
+    std::vector<glm::dvec3> n(m.vertices.size(), glm::dvec3(0.0));
+    for (const auto& t : m.triangles) {
+      const glm::dvec3 face = glm::cross(m.vertices[t[1]] - m.vertices[t[0]], m.vertices[t[2]] - m.vertices[t[0]]);
+      for (int k = 0; k < 3; ++k) {
+        n[t[k]] += face;
+        indices.push_back(static_cast<std::uint32_t>(t[k]));
+      }
+    }
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const double len = glm::length(n[i]);
+      const glm::dvec3 u = len > 0 ? n[i] / len : glm::dvec3(0, 1, 0);
+      normals[3 * i] = float(u.x);
+      normals[3 * i + 1] = float(u.y);
+      normals[3 * i + 2] = float(u.z);
+    }
+    tinygltf::Primitive p;
+    p.attributes["POSITION"] = floats(positions, TINYGLTF_TYPE_VEC3, 3, TINYGLTF_TARGET_ARRAY_BUFFER, true);
+    p.attributes["NORMAL"] = floats(normals, TINYGLTF_TYPE_VEC3, 3, TINYGLTF_TARGET_ARRAY_BUFFER, false);
+    const int iv = view(indices.data(), indices.size() * sizeof(std::uint32_t), TINYGLTF_TARGET_ELEMENT_ARRAY_BUFFER);
+    p.indices = accessor(iv, TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT, TINYGLTF_TYPE_SCALAR, indices.size());
+    p.material = materialIndex;
+    p.mode = TINYGLTF_MODE_TRIANGLES;
+    tinygltf::Mesh mesh;
+    mesh.name = name;
+    mesh.primitives.push_back(p);
+    model.meshes.push_back(mesh);
+    return static_cast<int>(model.meshes.size() - 1);
+  }
+
+  int node(const std::string& name, int meshIndex, const glm::dvec3& t, const glm::dquat& q) {
+    tinygltf::Node n;
+    n.name = name;
+    n.mesh = meshIndex;
+    n.translation = {t.x, t.y, t.z};
+    n.rotation = {q.x, q.y, q.z, q.w};
+    model.nodes.push_back(n);
+    return static_cast<int>(model.nodes.size() - 1);
+  }
+};
+
+Mesh boxMesh(const glm::dvec3& half) {
+  Mesh m;
+  for (int i = 0; i < 8; ++i)
+    m.vertices.emplace_back((i & 1 ? 1 : -1) * half.x, (i & 2 ? 1 : -1) * half.y, (i & 4 ? 1 : -1) * half.z);
+  const int f[12][3] = {{0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6}, {0, 1, 5}, {0, 5, 4},
+                        {2, 6, 7}, {2, 7, 3}, {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5}};
+  for (const auto& t : f) m.triangles.push_back({t[0], t[1], t[2]});
+  return m;
+}
+
+}  // namespace
+
+void writeGlb(const Scene& scene, const std::vector<FramePoses>& frames, const std::string& file) {
+  if (frames.empty()) throw InputError(file + ": no frames to write");
+  GltfBuilder g;
+  tinygltf::Scene root;
+  root.name = scene.name;
+  // One mesh per shape, in the body frame (origin = centre of mass), as in the simulation.
+  const float palette[][3] = {{0.85f, 0.55f, 0.35f}, {0.35f, 0.6f, 0.85f}, {0.5f, 0.8f, 0.45f},
+                              {0.85f, 0.8f, 0.4f},  {0.7f, 0.45f, 0.8f}};
+  std::vector<int> shapeMesh;
+  for (std::size_t s = 0; s < scene.shapes.size(); ++s) {
+    const float* c = palette[s % 5];
+    shapeMesh.push_back(g.mesh(scene.shapes[s].name, scene.shapes[s].mesh,
+                               g.material(scene.shapes[s].name, c[0], c[1], c[2])));
+  }
+  const FramePoses& first = frames.front();
+  for (std::size_t b = 0; b < scene.bodies.size(); ++b)
+    root.nodes.push_back(g.node("body " + std::to_string(b), shapeMesh[scene.bodies[b].shape],
+                                first.centres[b], first.rotations[b]));
+  // Static colliders, for viewers: mesh colliders as they are, boxes as boxes, a container's
+  // floor, a plane as a square of 4× the bodies' extent.
+  glm::dvec3 lo(1e300), hi(-1e300);
+  for (const glm::dvec3& c : first.centres) {
+    lo = glm::min(lo, c);
+    hi = glm::max(hi, c);
+  }
+  const double extent = scene.bodies.empty() ? 10.0 : std::max(2.0, 2.0 * glm::length(hi - lo));
+  const int ground = g.material("collider", 0.75f, 0.75f, 0.72f);
+  for (std::size_t k = 0; k < scene.colliders.size(); ++k) {
+    const Collider<double>& c = scene.colliders[k];
+    const std::string name = "collider " + std::to_string(k);
+    if (c.type == ColliderType::Mesh && k < scene.colliderMeshes.size() && scene.colliderMeshes[k]) {
+      root.nodes.push_back(g.node(name, g.mesh(name, scene.colliderMeshes[k]->mesh, ground), c.point, c.rotation));
+    } else if (c.type == ColliderType::Box) {
+      root.nodes.push_back(g.node(name, g.mesh(name, boxMesh(c.halfExtents), ground), c.point, c.rotation));
+    } else if (c.type == ColliderType::BoxContainer) {
+      const glm::dvec3 floorHalf(c.halfExtents.x, 0.005, c.halfExtents.z);
+      const glm::dvec3 at = c.point + c.rotation * glm::dvec3(0, -c.halfExtents.y - 0.005, 0);
+      root.nodes.push_back(g.node(name, g.mesh(name, boxMesh(floorHalf), ground), at, c.rotation));
+    } else if (c.type == ColliderType::Plane) {
+      // A thin slab under the plane, turned so its top face is the plane.
+      const glm::dquat turn = glm::rotation(glm::dvec3(0, 1, 0), c.normal);
+      const glm::dvec3 at = c.point - 0.005 * c.normal;
+      root.nodes.push_back(g.node(name, g.mesh(name, boxMesh(glm::dvec3(extent, 0.005, extent)), ground), at, turn));
+    }
+  }
+  // The animation: one time input shared by all channels; per body a translation and a
+  // rotation sampler (linear; rotations as unit quaternions x, y, z, w).
+  if (frames.size() > 1 && !scene.bodies.empty()) {
+    std::vector<float> times;
+    for (const FramePoses& f : frames) times.push_back(float(f.time));
+    const int input = g.floats(times, TINYGLTF_TYPE_SCALAR, 1, 0, true);
+    tinygltf::Animation anim;
+    anim.name = "simulation";
+    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+      std::vector<float> t, r;
+      for (const FramePoses& f : frames) {
+        const glm::dvec3& c = f.centres[b];
+        const glm::dquat& q = f.rotations[b];
+        t.insert(t.end(), {float(c.x), float(c.y), float(c.z)});
+        r.insert(r.end(), {float(q.x), float(q.y), float(q.z), float(q.w)});
+      }
+      for (int path = 0; path < 2; ++path) {
+        tinygltf::AnimationSampler s;
+        s.input = input;
+        s.output = path == 0 ? g.floats(t, TINYGLTF_TYPE_VEC3, 3, 0, false) : g.floats(r, TINYGLTF_TYPE_VEC4, 4, 0, false);
+        s.interpolation = "LINEAR";
+        anim.samplers.push_back(s);
+        tinygltf::AnimationChannel ch;
+        ch.sampler = static_cast<int>(anim.samplers.size() - 1);
+        ch.target_node = root.nodes[b];
+        ch.target_path = path == 0 ? "translation" : "rotation";
+        anim.channels.push_back(ch);
+      }
+    }
+    g.model.animations.push_back(anim);
+  }
+  g.model.scenes.push_back(root);
+  g.model.defaultScene = 0;
+  g.model.buffers[0].name = "data";
+  const std::string tmp = file + ".partial";
+  tinygltf::TinyGLTF writer;
+  if (!writer.WriteGltfSceneToFile(&g.model, tmp, true, true, false, true)) {
+    std::error_code ignore;
+    fs::remove(tmp, ignore);
+    throw InputError(file + ": cannot write the glTF file");
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+}
+
+RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene), options_(std::move(options)) {
+  if (options_.folder.empty()) throw InputError("--out: an output folder is required");
+  if (options_.exportEvery < 1) throw InputError("--export-every: must be >= 1");
+  std::error_code ec;
+  fs::create_directories(options_.folder, ec);
+  if (ec || !fs::is_directory(options_.folder))
+    throw InputError(options_.folder + ": cannot create the output folder" + (ec ? ": " + ec.message() : ""));
+  // A finished run from before would look like this one: remove its summary first.
+  fs::remove(path("summary.json"), ec);
+  if (options_.csv) {
+    const std::string tmp = path("poses.csv") + ".partial";
+    csv_ = std::fopen(tmp.c_str(), "w");
+    if (!csv_) throw InputError(path("poses.csv") + ": cannot write");
+    partials_.push_back("poses.csv");
+    std::fprintf(csv_, "frame,time,body,x,y,z,qw,qx,qy,qz\n");
+  }
+  if (options_.particlesEvery > 0) fs::create_directories(path("particles"), ec);
+}
+
+RunOutputs::~RunOutputs() {
+  if (!finished_) abandon();
+}
+
+std::string RunOutputs::path(const std::string& name) const { return (fs::path(options_.folder) / name).string(); }
+
+void RunOutputs::addFrame(const FramePoses& poses, bool last) {
+  if (poses.frame % options_.exportEvery != 0 && !last) return;
+  if (!frames_.empty() && frames_.back().frame == poses.frame) return;
+  frames_.push_back(poses);
+  if (csv_)
+    for (std::size_t b = 0; b < poses.centres.size(); ++b) {
+      const glm::dvec3& c = poses.centres[b];
+      const glm::dquat& q = poses.rotations[b];
+      std::fprintf(csv_, "%d,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", poses.frame, poses.time, b, c.x, c.y,
+                   c.z, q.w, q.x, q.y, q.z);
+    }
+}
+
+bool RunOutputs::wantsParticles(int frame) const {
+  return options_.particlesEvery > 0 && frame % options_.particlesEvery == 0;
+}
+
+void RunOutputs::addParticles(int frame, const std::vector<glm::vec3>& positions) {
+  char name[64];
+  std::snprintf(name, sizeof name, "particles/frame_%06d.ply", frame);
+  writePly(positions, path(name));
+  particleFiles_.push_back(path(name));
+}
+
+std::vector<std::string> RunOutputs::finish(nlohmann::json summary) {
+  std::vector<std::string> written;
+  if (csv_) {
+    const bool ok = std::fflush(csv_) == 0 && !std::ferror(csv_);
+    std::fclose(csv_);
+    csv_ = nullptr;
+    if (!ok) throw InputError(path("poses.csv") + ": write failed (disk full?)");
+    std::error_code ec;
+    fs::rename(path("poses.csv") + ".partial", path("poses.csv"), ec);
+    if (ec) throw InputError(path("poses.csv") + ": cannot rename into place: " + ec.message());
+    partials_.clear();
+    written.push_back(path("poses.csv"));
+  }
+  if (options_.gltf) {
+    io::writeGlb(scene_, frames_, path("animation.glb"));
+    written.push_back(path("animation.glb"));
+  }
+  if (options_.particlesEvery > 0) written.push_back(path("particles"));
+  summary["files"] = written;
+  summary["exported_frames"] = frames_.size();
+  writeFileAtomically(path("summary.json"), summary.dump(2) + "\n");
+  written.push_back(path("summary.json"));
+  finished_ = true;
+  return written;
+}
+
+void RunOutputs::abandon() {
+  if (csv_) {
+    std::fclose(csv_);
+    csv_ = nullptr;
+  }
+  std::error_code ec;
+  for (const std::string& name : partials_) fs::remove(path(name) + ".partial", ec);
+  partials_.clear();
+  // Particle files of an unfinished run would pass for a run's output: remove them too.
+  for (const std::string& file : particleFiles_) fs::remove(file, ec);
+  particleFiles_.clear();
+  finished_ = true;
+}
+
+}  // namespace smash::io
