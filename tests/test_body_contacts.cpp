@@ -108,7 +108,7 @@ TEST_CASE("bodies: a baked field holds true distances inside and out", "[bodies]
   CHECK(sampleGrid(v, glm::dvec3(0.0)).phi == Approx(-0.5).margin(0.5 * g.cell));  // the centre
   // Far outside the padded box the field keeps growing with the distance.
   CHECK(sampleGrid(v, glm::dvec3(3, 0, 0)).phi == Approx(2.5).margin(g.cell));
-  test::requireInputError([&] { bakeSdf(box, 4, "box"); }, {"box", "sdf_resolution must be in [8, 512], got 4"});
+  test::requireInputError([&] { bakeSdf(box, 4, "box"); }, {"box", "sdf_resolution must be in [8, 256], got 4"});
 }
 
 TEST_CASE("bodies: two boxes head-on conserve momentum and honour restitution", "[bodies][physics]") {
@@ -237,7 +237,7 @@ TEST_CASE("bodies: scene errors name the field", "[bodies][scene]") {
   const std::string shapes = R"("shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2, "sdf_resolution": 4}},)";
   bad(R"({"materials": {"default": {}},)" + shapes +
           R"("bodies": [{"shape": "box", "position": [0,0,0]}, {"shape": "box", "position": [1,0,0]}]})",
-      {"test.json", "shapes.box.sdf_resolution", "[8, 512]"});
+      {"test.json", "shapes.box.sdf_resolution", "[8, 256]"});
   bad(R"({"materials": {"default": {}}, "colliders": [{"type": "mesh", "mesh": "meshes/nope.obj"}],
          "shapes": {"box": {"mesh": "meshes/box.obj"}}})",
       {"test.json", "colliders[0].mesh", "file not found"});

@@ -29,7 +29,7 @@ struct BakedGrid {
 };
 
 constexpr int kMinSdfResolution = 8;
-constexpr int kMaxSdfResolution = 512;
+constexpr int kMaxSdfResolution = 256;  ///< a dense grid of ~265³ floats, 75 MB, at most
 /// Cells of padding around the mesh's bounding box on every side.
 constexpr int kSdfPadding = 4;
 

@@ -204,7 +204,8 @@ std::string meshPathOf(Fields& f, const std::string& baseDir) {
 }
 
 Collider<double> parseCollider(const Json& j, const std::string& file, const std::string& baseDir,
-                               const std::string& path, std::shared_ptr<const ColliderMesh>& meshOut) {
+                               const std::string& path, std::shared_ptr<const ColliderMesh>& meshOut,
+                               bool bake) {
   Fields f(j, file, path);
   std::string type =
       f.choice("type", "", {"plane", "sphere", "box", "capsule", "box_container", "mesh"});
@@ -225,7 +226,7 @@ Collider<double> parseCollider(const Json& j, const std::string& file, const std
     for (glm::dvec3& v : m->mesh.vertices) v *= scale;
     if (signedVolume(m->mesh) < 0)
       f.failAt(f.at("mesh"), "faces point inwards (negative enclosed volume); flip their winding");
-    m->grid = bakeSdf(m->mesh, resolution, file + ": " + path);
+    if (bake) m->grid = bakeSdf(m->mesh, resolution, file + ": " + path);
     c.grid = m->grid.view();
     meshOut = std::move(m);
     return c;
@@ -469,7 +470,8 @@ bool Scene::bodyContactsActive() const {
 
 const char* methodName(Method m) { return m == Method::Impulse ? "impulse" : "shape_matching"; }
 
-Scene parseScene(const std::string& text, const std::string& file, const std::string& baseDir) {
+Scene parseScene(const std::string& text, const std::string& file, const std::string& baseDir,
+                 bool bakeFields) {
   Json root;
   try {
     root = Json::parse(text);
@@ -515,7 +517,7 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
     for (std::size_t i = 0; i < cs->size(); ++i) {
       std::shared_ptr<const ColliderMesh> mesh;
       scene.colliders.push_back(
-          parseCollider((*cs)[i], file, baseDir, "colliders[" + std::to_string(i) + "]", mesh));
+          parseCollider((*cs)[i], file, baseDir, "colliders[" + std::to_string(i) + "]", mesh, bakeFields));
       scene.colliderMeshes.push_back(std::move(mesh));
     }
   }
@@ -568,7 +570,7 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
         throw InputError(file + ": solver.rotation: 'seeds' needs A_qq invertible, but the "
                          "particles of shape '" + s.name + "' do not span 3D");
   // Body–body contact needs every shape's φ_ref (SPEC §6): bake the shapes bodies use.
-  if (scene.solver.bodyContacts && scene.bodies.size() > 1) bakeShapes(scene, file + ": ");
+  if (bakeFields && scene.solver.bodyContacts && scene.bodies.size() > 1) bakeShapes(scene, file + ": ");
   return scene;
 }
 

@@ -142,7 +142,10 @@ void bakeShapeSdfs(Scene& scene);
 void requireBakedShapes(const Scene& scene);
 
 /// Same from JSON text; `name` labels errors and `baseDir` resolves mesh paths.
-Scene parseScene(const std::string& text, const std::string& name, const std::string& baseDir);
+/// `bakeFields` false skips the SDF bakes (the fuzzer, which tests the parser, not OpenVDB);
+/// everything else is validated as usual.
+Scene parseScene(const std::string& text, const std::string& name, const std::string& baseDir,
+                 bool bakeFields = true);
 
 const char* methodName(Method m);
 
