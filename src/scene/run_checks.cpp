@@ -112,7 +112,7 @@ Verdict RunChecks::finish(double finalMaxSpeed) const {
     v.lines.push_back(std::string(ok ? "ok   " : "FAIL ") + text);
   };
   add(firstNonFinite_ < 0, firstNonFinite_ < 0
-                               ? "state finite in all " + std::to_string(observed_) + " steps"
+                               ? "state finite in all " + std::to_string(observed_) + " observed steps"
                                : "non-finite state first seen at step " +
                                      std::to_string(firstNonFinite_));
   if (checks_.maxPenetration)
