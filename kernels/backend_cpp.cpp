@@ -17,6 +17,7 @@ struct CppSystem {
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerBody;
   // Runs the segmented reduce_by_key of the per-particle layout: the CPU twin of the CUDA path.
   static constexpr bool kReduceByKey = true;
+  static constexpr bool kHostMemory = true;  // sorts go through the standard library (see device_world.inl)
   static auto policy() { return thrust::cpp::par; }
   static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
   static void freeBytes(char* p) { std::free(p); }

@@ -26,6 +26,7 @@ struct CudaSystem {
   static constexpr Backend kBackend = Backend::Cuda;
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerParticle;
   static constexpr bool kReduceByKey = true;
+  static constexpr bool kHostMemory = false;
   static auto policy() { return thrust::cuda::par; }
   static char* allocateBytes(std::size_t n) {
     void* p = nullptr;

@@ -17,6 +17,7 @@ struct OmpSystem {
   // CCCL's OpenMP reduce_by_key is slow here (52 of 87 ms per step at 1,024 bunnies) and trips
   // UBSan inside CCCL; the per-particle layout sums one body per thread instead.
   static constexpr bool kReduceByKey = false;
+  static constexpr bool kHostMemory = true;  // sorts go through the standard library (see device_world.inl)
   static auto policy() { return thrust::omp::par; }
   static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
   static void freeBytes(char* p) { std::free(p); }

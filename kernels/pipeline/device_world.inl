@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <cstring>
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -259,7 +261,7 @@ class DeviceWorld final : public World {
     StepParams p = params();
     stage(kBroadPhase, [&] {
       thrust::for_each(policy, first, first + nb, BoundsKeys{p});
-      thrust::stable_sort_by_key(policy, p.sortKeys, p.sortKeys + nb, p.sortOrder);
+      stableSortByKey(p.sortKeys, p.sortOrder, nb, sortScratchF_);
       thrust::for_each(policy, first, first + nb, SweepPairs{p, false});
       thrust::exclusive_scan(policy, p.pairsFound, p.pairsFound + nb, p.pairsOffset);
       int lastOffset = 0, lastFound = 0;
@@ -281,14 +283,17 @@ class DeviceWorld final : public World {
       grow(onB_, want);
       p = params();
       thrust::for_each(policy, first, first + nb, SweepPairs{p, true});
-      thrust::sort(policy, p.pairKeys, p.pairKeys + pairCount_);
+      if constexpr (System::kHostMemory)
+        std::sort(p.pairKeys, p.pairKeys + pairCount_);
+      else
+        thrust::sort(policy, p.pairKeys, p.pairKeys + pairCount_);
     });
     stage(kNarrowPhase, [&] {
       thrust::for_each(policy, first, first + pairCount_, PairContactsOf{p});
       if (pairCount_ > 0)
         contactOverflowPairs_ += thrust::reduce(policy, p.pairDropped, p.pairDropped + pairCount_, 0LL);
       thrust::for_each(policy, first, first + pairCount_, PairIncidences{p});
-      thrust::stable_sort_by_key(policy, p.incidenceBody, p.incidenceBody + 2 * pairCount_, p.incidencePair);
+      stableSortByKey(p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
       thrust::lower_bound(policy, p.incidenceBody, p.incidenceBody + 2 * pairCount_, first, first + nb + 1,
                           p.incidenceStart);
     });
@@ -603,6 +608,27 @@ class DeviceWorld final : public World {
     return p;
   }
 
+  /// A stable sort of (key, value) by key. On the CPU systems through the standard library:
+  /// CCCL's OpenMP and serial merge sorts bind thrust::reference through a null execution policy
+  /// when their temporaries come from a custom allocator (UBSan reports it, docs/reliability.md).
+  /// The scratch buffer is kept, so steady-state steps allocate nothing.
+  template <class K, class V>
+  void stableSortByKey(K* keys, V* values, int n, std::vector<std::pair<K, V>>& scratch) {
+    if (n <= 1) return;
+    if constexpr (System::kHostMemory) {
+      scratch.resize(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) scratch[static_cast<std::size_t>(i)] = {keys[i], values[i]};
+      std::stable_sort(scratch.begin(), scratch.end(),
+                       [](const std::pair<K, V>& a, const std::pair<K, V>& b) { return a.first < b.first; });
+      for (int i = 0; i < n; ++i) {
+        keys[i] = scratch[static_cast<std::size_t>(i)].first;
+        values[i] = scratch[static_cast<std::size_t>(i)].second;
+      }
+    } else {
+      thrust::stable_sort_by_key(System::policy()(allocator_), keys, keys + n, values);
+    }
+  }
+
   /// Resizes to at least n (with headroom), never shrinks.
   template <class T>
   static void grow(Vector<T>& v, std::size_t n) {
@@ -681,6 +707,8 @@ class DeviceWorld final : public World {
   Vector<int> colliderCount_, previousColliderCount_;
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
+  std::vector<std::pair<float, int>> sortScratchF_;
+  std::vector<std::pair<int, int>> sortScratchI_;
   CachingAllocator<System> allocator_;
   bool profiling_ = false;
   std::int64_t steps_ = 0;

@@ -1,6 +1,7 @@
 #include "core/sdf_bake.h"
 
 #include <algorithm>
+#include <cfenv>
 #include <cmath>
 #include <mutex>
 
@@ -63,12 +64,26 @@ BakedGrid bakeSdf(const Mesh& mesh, int resolution, const std::string& context) 
                            static_cast<openvdb::Index32>(t[2]));
   const std::vector<openvdb::Vec4I> quads;
   auto transform = openvdb::math::Transform::createLinearTransform(cell);
-  // Exterior band: to the far corner of the padded box; interior band: unbounded (true interior
-  // distances, not a clamped narrow band).
-  const float exterior = static_cast<float>(std::max({g.nx, g.ny, g.nz}) + 2);
-  const float interior = std::numeric_limits<float>::max();
-  openvdb::FloatGrid::Ptr grid = openvdb::tools::meshToSignedDistanceField<openvdb::FloatGrid>(
-      *transform, points, triangles, quads, exterior, interior);
+  // Both bands as wide as the padded box: every node gets its true distance, inside all the way
+  // to the medial axis (no clamped narrow band) and outside to the box's far corner.
+  const float band = static_cast<float>(std::max({g.nx, g.ny, g.nz}) + 2);
+  openvdb::FloatGrid::Ptr grid;
+  {
+    // Floating-point traps (SMASH_FP_TRAPS in the tests) are for smash's own arithmetic:
+    // OpenVDB's intermediate values may overflow harmlessly, so its work runs in non-stop mode
+    // (its TBB threads are started from here and inherit it), and the flags it raised are
+    // cleared before the caller's environment comes back.
+    struct NonStop {
+      std::fenv_t saved;
+      NonStop() { std::feholdexcept(&saved); }
+      ~NonStop() {
+        std::feclearexcept(FE_ALL_EXCEPT);
+        std::fesetenv(&saved);
+      }
+    } nonStop;
+    grid = openvdb::tools::meshToSignedDistanceField<openvdb::FloatGrid>(*transform, points, triangles,
+                                                                         quads, band, band);
+  }
 
   g.values.resize(static_cast<std::size_t>(g.nx) * g.ny * g.nz);
   auto accessor = grid->getConstAccessor();
