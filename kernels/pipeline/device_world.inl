@@ -14,6 +14,7 @@
 #include <cmath>
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <utility>
 #include <string>
 #include <vector>
@@ -263,10 +264,18 @@ class DeviceWorld final : public World {
       thrust::for_each(policy, first, first + nb, BoundsKeys{p});
       stableSortByKey(p.sortKeys, p.sortOrder, nb, sortScratchF_);
       thrust::for_each(policy, first, first + nb, SweepPairs{p, false});
-      thrust::exclusive_scan(policy, p.pairsFound, p.pairsFound + nb, p.pairsOffset);
+      if constexpr (System::kHostMemory)
+        std::exclusive_scan(p.pairsFound, p.pairsFound + nb, p.pairsOffset, 0);
+      else
+        thrust::exclusive_scan(policy, p.pairsFound, p.pairsFound + nb, p.pairsOffset);
       int lastOffset = 0, lastFound = 0;
-      thrust::copy(pairsOffset_.begin() + (nb - 1), pairsOffset_.end(), &lastOffset);
-      thrust::copy(pairsFound_.begin() + (nb - 1), pairsFound_.end(), &lastFound);
+      if constexpr (System::kHostMemory) {
+        lastOffset = p.pairsOffset[nb - 1];
+        lastFound = p.pairsFound[nb - 1];
+      } else {
+        thrust::copy(pairsOffset_.begin() + (nb - 1), pairsOffset_.end(), &lastOffset);
+        thrust::copy(pairsFound_.begin() + (nb - 1), pairsFound_.end(), &lastFound);
+      }
       const long long total = static_cast<long long>(lastOffset) + lastFound;
       if (total > pairCapacity_) pairOverflow_ += total - pairCapacity_;
       pairCount_ = static_cast<int>(total < pairCapacity_ ? total : pairCapacity_);
@@ -290,12 +299,22 @@ class DeviceWorld final : public World {
     });
     stage(kNarrowPhase, [&] {
       thrust::for_each(policy, first, first + pairCount_, PairContactsOf{p});
-      if (pairCount_ > 0)
-        contactOverflowPairs_ += thrust::reduce(policy, p.pairDropped, p.pairDropped + pairCount_, 0LL);
+      if (pairCount_ > 0) {
+        if constexpr (System::kHostMemory)
+          contactOverflowPairs_ += std::accumulate(p.pairDropped, p.pairDropped + pairCount_, 0LL);
+        else
+          contactOverflowPairs_ += thrust::reduce(policy, p.pairDropped, p.pairDropped + pairCount_, 0LL);
+      }
       thrust::for_each(policy, first, first + pairCount_, PairIncidences{p});
       stableSortByKey(p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
-      thrust::lower_bound(policy, p.incidenceBody, p.incidenceBody + 2 * pairCount_, first, first + nb + 1,
-                          p.incidenceStart);
+      if constexpr (System::kHostMemory) {
+        for (int b = 0; b <= nb; ++b)
+          p.incidenceStart[b] = static_cast<int>(
+              std::lower_bound(p.incidenceBody, p.incidenceBody + 2 * pairCount_, b) - p.incidenceBody);
+      } else {
+        thrust::lower_bound(policy, p.incidenceBody, p.incidenceBody + 2 * pairCount_, first, first + nb + 1,
+                            p.incidenceStart);
+      }
     });
     stage(kSolve, [&] {
       thrust::for_each(policy, first, first + nb, PrepareBodies{p});
@@ -608,9 +627,11 @@ class DeviceWorld final : public World {
     return p;
   }
 
-  /// A stable sort of (key, value) by key. On the CPU systems through the standard library:
-  /// CCCL's OpenMP and serial merge sorts bind thrust::reference through a null execution policy
-  /// when their temporaries come from a custom allocator (UBSan reports it, docs/reliability.md).
+  /// A stable sort of (key, value) by key. On the CPU systems through the standard library, as
+  /// are the scan, reduction and searches of the body-contact phase: CCCL's OpenMP and serial
+  /// algorithms bind thrust::reference through a null execution policy when their temporaries
+  /// come from a custom allocator (UBSan reports it, docs/reliability.md). The arrays are in host
+  /// memory there, and small (bodies, pairs).
   /// The scratch buffer is kept, so steady-state steps allocate nothing.
   template <class K, class V>
   void stableSortByKey(K* keys, V* values, int n, std::vector<std::pair<K, V>>& scratch) {
