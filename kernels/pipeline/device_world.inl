@@ -206,6 +206,19 @@ class DeviceWorld final : public World {
       split_.resize(nb);
       onBody_.resize(nb);
       pairCapacity_ = static_cast<long long>(nb) * scene.solver.maxPairsPerBody;
+      // The candidate buffers are sized up front for the full capacity (a few words per pair);
+      // only the contact slots of the pairs (max_contacts_per_pair each, current and last
+      // step's) grow with the pairs actually found, since at full capacity they would be large.
+      const std::size_t cap = static_cast<std::size_t>(pairCapacity_);
+      pairKeys_.resize(cap);
+      previousPairKeys_.resize(cap);
+      pairContactCount_.resize(cap);
+      previousPairContactCount_.resize(cap);
+      pairDropped_.resize(cap);
+      incidenceBody_.resize(2 * cap);
+      incidencePair_.resize(2 * cap);
+      onA_.resize(cap);
+      onB_.resize(cap);
     }
   }
 

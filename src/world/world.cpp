@@ -87,11 +87,13 @@ std::size_t backendBytes(const Scene& scene) {
     const std::size_t perContactBody = 2 * sizeof(BodyData) + 8 * sizeof(int) + sizeof(float) +
                                        sizeof(PairImpulse<float>) +
                                        static_cast<std::size_t>(scene.solver.maxContactsPerBody) * sizeof(ContactSlot);
-    // Pair buffers grow with the pairs actually found; a pile has about 4 candidates per body.
-    const std::size_t perPair = 2 * (sizeof(long long) + 2 * sizeof(int) +
-                                     static_cast<std::size_t>(scene.solver.maxContactsPerPair) * sizeof(PairContact<float>)) +
-                                4 * sizeof(int) + 2 * sizeof(PairImpulse<float>);
-    bytes += scene.bodies.size() * (perContactBody + 4 * perPair);
+    // Candidate buffers at full capacity (allocated up front); contact slots grow with the
+    // pairs found — a pile has about 4 candidates per body.
+    const std::size_t perCandidate = 2 * (sizeof(long long) + sizeof(int)) + 3 * sizeof(int) +
+                                     2 * sizeof(PairImpulse<float>);
+    const std::size_t perPairSlots = 2 * static_cast<std::size_t>(scene.solver.maxContactsPerPair) * sizeof(PairContact<float>);
+    bytes += scene.bodies.size() * (perContactBody + static_cast<std::size_t>(scene.solver.maxPairsPerBody) * perCandidate +
+                                    4 * perPairSlots);
     for (const Shape& s : scene.shapes)
       if (s.sdf) bytes += s.sdf->values.size() * sizeof(float);
   }
