@@ -72,13 +72,6 @@ Result run(const std::string& name, const smash::Scene& scene, int frames,
   return r;
 }
 
-std::string cpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,7 +100,8 @@ int main(int argc, char** argv) {
     if (machine.empty()) machine = host;
     std::printf("scene %s: %zu bodies, %zu particles, %d frames of %g s x %d substeps (%.2f s simulated)\n",
                 scene.name.c_str(), scene.bodies.size(), particles, frames, scene.dt, scene.substeps, simulated);
-    std::printf("machine %s (%s, %d OpenMP threads)\n", machine.c_str(), cpuModel().c_str(), omp_get_max_threads());
+    const std::string cpu = smash::backendDevice(smash::Backend::Omp);
+    std::printf("machine %s (%s; %d OpenMP threads)\n", machine.c_str(), cpu.c_str(), omp_get_max_threads());
     std::vector<Result> results;
     std::stringstream list(backends);
     for (std::string name; std::getline(list, name, ',');) {
@@ -161,7 +155,7 @@ int main(int argc, char** argv) {
     std::time_t now = std::time(nullptr);
     char date[64];
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    json["context"] = {{"date", date}, {"machine", machine}, {"cpu", cpuModel()},
+    json["context"] = {{"date", date}, {"machine", machine}, {"cpu", cpu},
                        {"omp_threads", omp_get_max_threads()}, {"scene", scenePath},
                        {"bodies", scene.bodies.size()}, {"particles", particles}, {"frames", frames},
                        {"simulated_seconds", simulated}, {"total_mass_kg", mass},

@@ -13,6 +13,12 @@
 namespace smash::io {
 namespace fs = std::filesystem;
 
+void renameIntoPlace(const std::string& tmp, const std::string& file) {
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+}
+
 void writeFileAtomically(const std::string& file, const std::string& text) {
   const std::string tmp = file + ".partial";
   {
@@ -21,9 +27,7 @@ void writeFileAtomically(const std::string& file, const std::string& text) {
     out << text;
     if (!out.flush()) throw InputError(file + ": write failed (disk full?)");
   }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+  renameIntoPlace(tmp, file);
 }
 
 void writePly(const std::vector<glm::vec3>& positions, const std::string& file) {
@@ -252,9 +256,7 @@ void writeGlb(const Scene& scene, const std::vector<FramePoses>& frames, const s
     fs::remove(tmp, ignore);
     throw InputError(file + ": cannot write the glTF file");
   }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+  renameIntoPlace(tmp, file);
 }
 
 RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene), options_(std::move(options)) {
@@ -313,9 +315,7 @@ std::vector<std::string> RunOutputs::finish(nlohmann::json summary) {
     std::fclose(csv_);
     csv_ = nullptr;
     if (!ok) throw InputError(path("poses.csv") + ": write failed (disk full?)");
-    std::error_code ec;
-    fs::rename(path("poses.csv") + ".partial", path("poses.csv"), ec);
-    if (ec) throw InputError(path("poses.csv") + ": cannot rename into place: " + ec.message());
+    renameIntoPlace(path("poses.csv") + ".partial", path("poses.csv"));
     partials_.clear();
     written.push_back(path("poses.csv"));
   }

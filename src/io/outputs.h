@@ -78,4 +78,7 @@ void writePly(const std::vector<glm::vec3>& positions, const std::string& file);
 /// Writes `text` to `file` via "<file>.partial" and a rename.
 void writeFileAtomically(const std::string& file, const std::string& text);
 
+/// Renames a finished temporary file onto `file`; throws InputError naming `file` on failure.
+void renameIntoPlace(const std::string& tmp, const std::string& file);
+
 }  // namespace smash::io

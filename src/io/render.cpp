@@ -258,9 +258,7 @@ void writePng(const std::string& file, int width, int height, const std::vector<
   const std::string tmp = file + ".partial";
   if (!stbi_write_png(tmp.c_str(), width, height, 3, rgb.data(), width * 3))
     throw InputError(file + ": cannot write PNG");
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+  renameIntoPlace(tmp, file);
 }
 
 bool haveFfmpeg() { return std::system("command -v ffmpeg > /dev/null 2>&1") == 0; }
@@ -283,9 +281,7 @@ void encodeMp4(const std::string& folder, double fps, const std::string& file) {
     fs::remove(tmp, ignore);
     throw InputError(file + ": ffmpeg failed to encode the frames");
   }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+  renameIntoPlace(tmp, file);
 }
 
 }  // namespace smash::io
