@@ -196,8 +196,9 @@ class DeviceWorld final : public World {
       bodiesPredicted_.resize(nb);
       sortKeys_.resize(nb);
       sortOrder_.resize(nb);
-      pairsFound_.resize(nb);
-      pairsOffset_.resize(nb);
+      pairsFound_.resize(nb + 1);  // + a final 0: the scan's last entry is the pair total
+      pairsOffset_.resize(nb + 1);
+      thrust::fill(pairsFound_.begin(), pairsFound_.end(), 0);
       previousContacts_.resize(contacts_.size());
       colliderCount_.resize(nb);
       previousColliderCount_.resize(nb);
@@ -277,32 +278,22 @@ class DeviceWorld final : public World {
       thrust::for_each(policy, first, first + nb, BoundsKeys{p});
       stableSortByKey(p.sortKeys, p.sortOrder, nb, sortScratchF_);
       thrust::for_each(policy, first, first + nb, SweepPairs{p, false});
+      // pairsFound has one more entry, always 0, so the scan's last entry is the total.
       if constexpr (System::kHostMemory)
-        std::exclusive_scan(p.pairsFound, p.pairsFound + nb, p.pairsOffset, 0);
+        std::exclusive_scan(p.pairsFound, p.pairsFound + nb + 1, p.pairsOffset, 0);
       else
-        thrust::exclusive_scan(policy, p.pairsFound, p.pairsFound + nb, p.pairsOffset);
-      int lastOffset = 0, lastFound = 0;
-      if constexpr (System::kHostMemory) {
-        lastOffset = p.pairsOffset[nb - 1];
-        lastFound = p.pairsFound[nb - 1];
-      } else {
-        thrust::copy(pairsOffset_.begin() + (nb - 1), pairsOffset_.end(), &lastOffset);
-        thrust::copy(pairsFound_.begin() + (nb - 1), pairsFound_.end(), &lastFound);
-      }
-      const long long total = static_cast<long long>(lastOffset) + lastFound;
+        thrust::exclusive_scan(policy, p.pairsFound, p.pairsFound + nb + 1, p.pairsOffset);
+      int found = 0;
+      if constexpr (System::kHostMemory)
+        found = p.pairsOffset[nb];
+      else
+        thrust::copy(pairsOffset_.begin() + nb, pairsOffset_.end(), &found);  // the one read back
+      const long long total = found;
       if (total > pairCapacity_) pairOverflow_ += total - pairCapacity_;
       pairCount_ = static_cast<int>(total < pairCapacity_ ? total : pairCapacity_);
       // Grow-only buffers: a step allocates only when it has more pairs than any step before.
-      const std::size_t want = static_cast<std::size_t>(pairCount_);
-      const std::size_t contacts = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
-      grow(pairKeys_, want);
-      grow(pairContactCount_, want);
-      grow(pairDropped_, want);
-      grow(pairContacts_, want * contacts);
-      grow(incidenceBody_, 2 * want);
-      grow(incidencePair_, 2 * want);
-      grow(onA_, want);
-      grow(onB_, want);
+      // The candidate buffers have the full capacity; only the contact slots grow.
+      grow(pairContacts_, static_cast<std::size_t>(pairCount_) * static_cast<std::size_t>(scene_.solver.maxContactsPerPair));
       p = params();
       thrust::for_each(policy, first, first + nb, SweepPairs{p, true});
       if constexpr (System::kHostMemory)
@@ -472,9 +463,7 @@ class DeviceWorld final : public World {
     if (bodyContacts_) {
       upload(previousContacts_, colliderContacts);
       upload(previousColliderCount_, colliderCount);
-      grow(previousPairKeys_, pairKeys.size());
-      grow(previousPairContactCount_, pairContactCount.size());
-      grow(previousPairContacts_, pairContacts.size());
+      grow(previousPairContacts_, pairContacts.size());  // keys and counts have the full capacity
       if (!pairKeys.empty()) {
         thrust::copy(pairKeys.begin(), pairKeys.end(), previousPairKeys_.begin());
         thrust::copy(pairContactCount.begin(), pairContactCount.end(), previousPairContactCount_.begin());

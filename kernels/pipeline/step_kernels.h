@@ -430,6 +430,11 @@ struct SweepPairs {
   }
 };
 
+/// The contact slots of pair q.
+SMASH_HD PairContact<float>* slotsOf(const StepParams& p, int q) {
+  return p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
+}
+
 SMASH_HD int pairA(const StepParams& p, long long key) { return static_cast<int>(key / p.bodyCount); }
 SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>(key % p.bodyCount); }
 
@@ -439,7 +444,7 @@ struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-    PairContact<float>* slots = p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
+    PairContact<float>* slots = slotsOf(p, q);
     int count = 0, dropped = 0;
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
@@ -554,16 +559,21 @@ struct PrepareBodies {
 };
 
 /// Per pair, before the iterations: targets from the velocities before the solve, warm start.
+/// Clears pair q's impulses for a round; returns its contact count (0: nothing to solve).
+SMASH_HD int beginPairRound(const StepParams& p, int q) {
+  p.onA[q] = PairImpulse<float>{};
+  p.onB[q] = PairImpulse<float>{};
+  return p.pairContactCount[q];
+}
+
 struct PreparePairs {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    p.onA[q] = PairImpulse<float>{};
-    p.onB[q] = PairImpulse<float>{};
-    const int count = p.pairContactCount[q];
+    const int count = beginPairRound(p, q);
     if (count == 0) return;
     const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
     const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
-    PairContact<float>* c = p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
+    PairContact<float>* c = slotsOf(p, q);
     const ContactMaterial<float> mat = pairMaterial(p, A, B);
     pairTargets(solverBodyOf(p, A, 1), solverBodyOf(p, B, 1), c, count, mat, p.h);
     const int previous = previousPair(p, p.pairKeys[q]);
@@ -585,15 +595,13 @@ struct PreparePairs {
 struct SweepPairContacts {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    p.onA[q] = PairImpulse<float>{};
-    p.onB[q] = PairImpulse<float>{};
-    const int count = p.pairContactCount[q];
+    const int count = beginPairRound(p, q);
     if (count == 0) return;
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
     SolverBody<float> sa = solverBodyOf(p, A, p.split[a]), sb = solverBodyOf(p, B, p.split[b]);
-    pairSweep(sa, sb, p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity, count,
+    pairSweep(sa, sb, slotsOf(p, q), count,
               pairMaterial(p, A, B).friction, p.onA[q], p.onB[q]);
   }
 };
@@ -647,7 +655,7 @@ struct FinishPairBodies {
       const int q = p.incidencePair[k];
       const int count = p.pairContactCount[q];
       if (count == 0) continue;
-      const PairContact<float>* c = p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
+      const PairContact<float>* c = slotsOf(p, q);
       int deepest = 0;
       for (int j = 1; j < count; ++j)
         if (c[j].phi < c[deepest].phi) deepest = j;
