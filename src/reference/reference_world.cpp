@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/sphere_sweep.h"
 #include "math/contact.h"
 #include "math/grid_sdf.h"
 #include "math/rotation.h"
@@ -266,30 +267,19 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
   // before this one ends; keep the pairs whose spheres overlap.
   const std::size_t n = bodies_.size();
   const double margin = contactMargin();
-  std::vector<double> reach(n), lowX(n);
+  std::vector<glm::dvec3> centres(n);
+  std::vector<double> reach(n);
   for (std::size_t b = 0; b < n; ++b) {
+    centres[b] = bodies_[b].centre;
     reach[b] = scene_.shapes[scene_.bodies[b].shape].boundingRadius + margin + speculative(b);
-    lowX[b] = bodies_[b].centre.x - reach[b];
   }
-  std::vector<std::size_t> order(n);
-  for (std::size_t b = 0; b < n; ++b) order[b] = b;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t i, std::size_t j) { return lowX[i] < lowX[j]; });
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   const std::size_t capacity = n * static_cast<std::size_t>(scene_.solver.maxPairsPerBody);
   std::size_t found = 0;
-  for (std::size_t s = 0; s < n; ++s) {
-    const std::size_t i = order[s];
-    const double highX = bodies_[i].centre.x + reach[i];
-    for (std::size_t t = s + 1; t < n && lowX[order[t]] <= highX; ++t) {
-      const std::size_t j = order[t];
-      const double d = reach[i] + reach[j];
-      const glm::dvec3 gap = bodies_[i].centre - bodies_[j].centre;
-      if (glm::dot(gap, gap) > d * d) continue;
-      // Candidates beyond the buffer are counted, not kept (the backends' rule).
-      if (found++ < capacity) pairs.emplace_back(std::min(i, j), std::max(i, j));
-    }
-  }
+  sweepSpheres(centres, reach, [&](std::size_t i, std::size_t j) {
+    // Candidates beyond the buffer are counted, not kept (the backends' rule).
+    if (found++ < capacity) pairs.emplace_back(std::min(i, j), std::max(i, j));
+  });
   if (found > capacity) pairOverflow_ += static_cast<std::int64_t>(found - capacity);
   std::sort(pairs.begin(), pairs.end());
   return pairs;

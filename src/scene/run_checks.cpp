@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/sphere_sweep.h"
 #include "math/grid_sdf.h"
 
 namespace smash {
@@ -45,15 +46,10 @@ BodyPenetration deepestBodyPenetration(const Scene& scene, const std::vector<glm
     if (!scene.shapes[b.shape].sdf) return out;
   std::vector<double> radius(n);
   std::vector<glm::dmat3> R(n);
-  std::vector<std::size_t> order(n);
   for (std::size_t b = 0; b < n; ++b) {
     radius[b] = scene.shapes[scene.bodies[b].shape].boundingRadius;
     R[b] = glm::mat3_cast(rotations[b]);
-    order[b] = b;
   }
-  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
-    return centres[i].x - radius[i] < centres[j].x - radius[j];
-  });
   // Depth of body i's particles inside body j.
   auto inside = [&](std::size_t i, std::size_t j) {
     const Shape& si = scene.shapes[scene.bodies[i].shape];
@@ -66,19 +62,13 @@ BodyPenetration deepestBodyPenetration(const Scene& scene, const std::vector<glm
     }
     return deepest;
   };
-  for (std::size_t s = 0; s < n; ++s) {
-    const std::size_t i = order[s];
-    for (std::size_t t = s + 1; t < n; ++t) {
-      const std::size_t j = order[t];
-      if (centres[j].x - radius[j] > centres[i].x + radius[i]) break;
-      if (glm::length(centres[i] - centres[j]) > radius[i] + radius[j]) continue;
-      ++out.pairs;
-      const double depth = std::max(inside(i, j), inside(j, i));
-      const double size = 2 * std::min(radius[i], radius[j]);
-      out.depth = std::max(out.depth, depth);
-      out.relative = std::max(out.relative, depth / size);
-    }
-  }
+  sweepSpheres(centres, radius, [&](std::size_t i, std::size_t j) {
+    ++out.pairs;
+    const double depth = std::max(inside(i, j), inside(j, i));
+    const double size = 2 * std::min(radius[i], radius[j]);
+    out.depth = std::max(out.depth, depth);
+    out.relative = std::max(out.relative, depth / size);
+  });
   return out;
 }
 
