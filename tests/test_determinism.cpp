@@ -36,10 +36,14 @@ struct Pinned {
 // `smash_tests "[golden]"`, check the new values are the intended ones, and replace them.
 // History: state format 2 (warm-start state) changed every hash; the lab's state bytes were
 // checked equal to format 1's (its physics did not change); bunny_grid changed with body contacts.
+// Issue 10: shape matching's segmented sums run in a fixed chunked order on every backend and in
+// both layouts (32 particles, then the chunks), a different float summation order: the two
+// shape-matching hashes changed (the impulse method, which has no such sum, kept its hash; the
+// lab and parity tests against the reference passed unchanged).
 const Pinned kPinned[] = {
-    {"lab_bunny.json", Method::ShapeMatching, 300, 0x785398e3fdee8306ull},
+    {"lab_bunny.json", Method::ShapeMatching, 300, 0x8d9167441003ce8full},
     {"lab_bunny.json", Method::Impulse, 300, 0x20da6729f06343c9ull},
-    {"bunny_grid.json", Method::ShapeMatching, 200, 0x8e6869b617a3bd37ull},
+    {"bunny_grid.json", Method::ShapeMatching, 200, 0x18b89390bd6658beull},
 };
 
 }  // namespace

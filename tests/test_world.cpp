@@ -309,3 +309,57 @@ TEST_CASE("world: a scene that cannot fit the backend's memory is rejected befor
                             {"lab_bunny.json: bodies: 432000 bodies with 1504656000 particles need about", "GiB", "memory"});
   }
 }
+
+TEST_CASE("world: a step of independent bodies reads nothing back, a step with body contacts one value", "[world][waits]") {
+  // Each device→host read is a host wait on CUDA (docs/pipeline.md, "Host reads and waits").
+  // Counted through the same code path on every backend, so the CPU backends check the CUDA
+  // step's shape.
+  for (Backend backend : backendsUnderTest())
+    for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle})
+      for (Method method : {Method::ShapeMatching, Method::Impulse}) {
+        INFO(backendName(backend) << ", " << strategyName(strategy) << ", " << methodName(method));
+        // Bodies flying into the ground and a wall: collider contacts every step, no pairs.
+        Scene scene = test::parityScene(shapesFor(kCases[2], 5), 33, 5, method);
+        auto world = World::create(backend, scene, strategy);
+        for (int n = 0; n < 50; ++n) world->step();
+        CHECK(world->stepHostReads() == 0);
+        // The falling pile: bodies touch each other from the first steps.
+        Scene pile = loadScene(test::sourcePath("scenes/pile_100.json"));
+        pile.solver.method = method;
+        auto piled = World::create(backend, pile, strategy);
+        for (int n = 0; n < 20; ++n) piled->step();
+        CHECK(piled->stepHostReads() == 20);
+      }
+}
+
+TEST_CASE("world: the fixed-order segmented sums repeat to the bit on every backend and layout", "[world][determinism]") {
+  // The per-particle layout sums a body's particles in chunks of 32 and then the chunks, in a
+  // fixed order (no atomics, nothing that depends on scheduling), and the per-body layout sums in
+  // the same order. So two runs of a backend agree to the bit — CUDA included (this test runs in
+  // the CUDA suite when a GPU is present) — and the OpenMP and serial backends agree with each
+  // other in both layouts. (CUDA differs from them: nvcc contracts a*b+c into FMAs.)
+  Scene scene = test::parityScene(shapesFor(kCases[3], 13), 1000, 13, Method::ShapeMatching);
+  for (Backend backend : backendsUnderTest()) {
+    INFO(backendName(backend));
+    auto a = World::create(backend, scene, StepStrategy::PerParticle);
+    auto b = World::create(backend, scene, StepStrategy::PerParticle);
+    for (int n = 0; n < 60; ++n) {
+      a->step();
+      b->step();
+    }
+    CHECK(a->saveState() == b->saveState());
+  }
+#if !defined(SMASH_TEST_CUDA)
+  auto serial = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
+  auto perParticle = World::create(Backend::Omp, scene, StepStrategy::PerParticle);
+  auto perBody = World::create(Backend::Omp, scene, StepStrategy::PerBody);
+  for (int n = 0; n < 60; ++n) {
+    serial->step();
+    perParticle->step();
+    perBody->step();
+  }
+  const std::vector<std::uint8_t> s = serial->saveState();
+  CHECK(perParticle->saveState() == s);
+  CHECK(perBody->saveState() == s);
+#endif
+}

@@ -4,8 +4,12 @@
 // instantiations can live in one program.
 //
 // A step is a short list of named stages; each is one Thrust call on backend data, an NVTX range
-// for Nsight, and (when profiling) a timed, synchronised region. No host round trips, and no
-// allocations: Thrust's temporary storage comes from a cache that is warm after the first step.
+// for Nsight, and (when profiling) a timed, synchronised region. Collective algorithms (scan,
+// sorts, searches, reads to the host) are the System's (host_algorithms.h, backend_cuda.cu), so
+// the stages read the same on every backend. Host reads go through readBack and are counted:
+// none in a step of bodies that do not touch, one (the pair count) with body–body contacts. No
+// allocations in the steady state: Thrust's temporary storage comes from a cache that is warm
+// after the first step.
 #pragma once
 
 #include <chrono>
@@ -178,9 +182,19 @@ class DeviceWorld final : public World {
     upload(position_, position);
     upload(velocity_, velocity);
     upload(particleBody_, particleBody);
+    // The fixed-order segmented sum's chunks (ChunkMatchSums): each body's particles in runs of
+    // kMatchChunk.
+    std::vector<int> chunkFirst, bodyFirstChunk;
+    for (const BodyData& d : bodies) {
+      bodyFirstChunk.push_back(static_cast<int>(chunkFirst.size()));
+      for (int k = 0; k < d.particleCount; k += kMatchChunk) chunkFirst.push_back(d.particleOffset + k);
+    }
+    bodyFirstChunk.push_back(static_cast<int>(chunkFirst.size()));
+    upload(chunkFirst_, chunkFirst);
+    upload(bodyFirstChunk_, bodyFirstChunk);
+    chunkSums_.resize(chunkFirst.size());
     upload(colliders_, colliders);
     sums_.resize(bodies.size());
-    sumKeys_.resize(bodies.size());
     contacts_.resize(bodies.size() * static_cast<std::size_t>(scene.solver.maxContactsPerBody));
     overflow_.resize(bodies.size());
     thrust::fill(overflow_.begin(), overflow_.end(), 0LL);
@@ -248,16 +262,9 @@ class DeviceWorld final : public World {
     if (shapeMatching) {
       stage(kIntegrate, [&] { thrust::for_each(policy, first, first + n, IntegrateParticles{p}); });
       stage(kMatchSums, [&] {
-        if constexpr (!System::kReduceByKey) {
-          thrust::for_each(policy, first, first + nb, SumBodyParticles{p});
-          return;
-        }
-        // Raw pointers: the policy selects the system, and CCCL's serial reduce_by_key reads
-        // thrust::reference keys through a null execution-policy reference (UBSan reports it).
-        thrust::reduce_by_key(policy, p.particleBody, p.particleBody + n,
-                              thrust::make_transform_iterator(first, ParticleMatchSums{p}),
-                              thrust::raw_pointer_cast(sumKeys_.data()), p.sums,
-                              thrust::equal_to<int>(), AddMatchSums());
+        const int chunks = static_cast<int>(chunkFirst_.size());
+        thrust::for_each(policy, first, first + chunks, ChunkMatchSums{p});
+        thrust::for_each(policy, first, first + nb, BodyMatchSums{p});
       });
       stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, MatchBodies{p}); });
     } else {
@@ -267,8 +274,8 @@ class DeviceWorld final : public World {
     stage(kProject, [&] { thrust::for_each(policy, first, first + n, ProjectParticles{params()}); });
   }
 
-  /// SPEC §6–7 (see the functors in step_kernels.h). The only host round trip of a step is here:
-  /// the number of candidate pairs, to size this step's pair passes.
+  /// SPEC §6–7 (see the functors in step_kernels.h). The only host read of a step is here: the
+  /// number of candidate pairs, to size this step's pair passes.
   void bodyContactPhase() {
     const int nb = static_cast<int>(bodies_.size());
     auto policy = System::policy()(allocator_);
@@ -276,19 +283,13 @@ class DeviceWorld final : public World {
     StepParams p = params();
     stage(kBroadPhase, [&] {
       thrust::for_each(policy, first, first + nb, BoundsKeys{p});
-      stableSortByKey(p.sortKeys, p.sortOrder, nb, sortScratchF_);
+      System::stableSortByKey(policy, p.sortKeys, p.sortOrder, nb, sortScratchF_);
       thrust::for_each(policy, first, first + nb, SweepPairs{p, false});
       // pairsFound has one more entry, always 0, so the scan's last entry is the total.
-      if constexpr (System::kHostMemory)
-        std::exclusive_scan(p.pairsFound, p.pairsFound + nb + 1, p.pairsOffset, 0);
-      else
-        thrust::exclusive_scan(policy, p.pairsFound, p.pairsFound + nb + 1, p.pairsOffset);
-      int found = 0;
-      if constexpr (System::kHostMemory)
-        found = p.pairsOffset[nb];
-      else
-        thrust::copy(pairsOffset_.begin() + nb, pairsOffset_.end(), &found);  // the one read back
-      const long long total = found;
+      System::exclusiveScan(policy, p.pairsFound, nb + 1, p.pairsOffset);
+      // The one host read of a step: the pair count sizes this step's pair passes and their
+      // contact slots (issue 10 keeps it on the device once contacts live in one fixed pool).
+      const long long total = readBack(p.pairsOffset + nb);
       if (total > pairCapacity_) pairOverflow_ += total - pairCapacity_;
       pairCount_ = static_cast<int>(total < pairCapacity_ ? total : pairCapacity_);
       // Grow-only buffers: a step allocates only when it has more pairs than any step before.
@@ -296,29 +297,13 @@ class DeviceWorld final : public World {
       grow(pairContacts_, static_cast<std::size_t>(pairCount_) * static_cast<std::size_t>(scene_.solver.maxContactsPerPair));
       p = params();
       thrust::for_each(policy, first, first + nb, SweepPairs{p, true});
-      if constexpr (System::kHostMemory)
-        std::sort(p.pairKeys, p.pairKeys + pairCount_);
-      else
-        thrust::sort(policy, p.pairKeys, p.pairKeys + pairCount_);
+      System::sortKeys(policy, p.pairKeys, pairCount_);
     });
     stage(kNarrowPhase, [&] {
       thrust::for_each(policy, first, first + pairCount_, PairContactsOf{p});
-      if (pairCount_ > 0) {
-        if constexpr (System::kHostMemory)
-          contactOverflowPairs_ += std::accumulate(p.pairDropped, p.pairDropped + pairCount_, 0LL);
-        else
-          contactOverflowPairs_ += thrust::reduce(policy, p.pairDropped, p.pairDropped + pairCount_, 0LL);
-      }
       thrust::for_each(policy, first, first + pairCount_, PairIncidences{p});
-      stableSortByKey(p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
-      if constexpr (System::kHostMemory) {
-        for (int b = 0; b <= nb; ++b)
-          p.incidenceStart[b] = static_cast<int>(
-              std::lower_bound(p.incidenceBody, p.incidenceBody + 2 * pairCount_, b) - p.incidenceBody);
-      } else {
-        thrust::lower_bound(policy, p.incidenceBody, p.incidenceBody + 2 * pairCount_, first, first + nb + 1,
-                            p.incidenceStart);
-      }
+      System::stableSortByKey(policy, p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
+      System::lowerBounds(policy, p.incidenceBody, 2 * pairCount_, nb + 1, p.incidenceStart);
     });
     stage(kSolve, [&] {
       thrust::for_each(policy, first, first + nb, PrepareBodies{p});
@@ -537,6 +522,7 @@ class DeviceWorld final : public World {
   void resetStageTimes() override { stageSeconds_.assign(kStageNames.size(), 0.0); }
 
   long temporaryAllocations() const override { return allocator_.allocations(); }
+  std::int64_t stepHostReads() const override { return stepHostReads_; }
 
  private:
   enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve };
@@ -567,6 +553,9 @@ class DeviceWorld final : public World {
     p.shapes = thrust::raw_pointer_cast(shapes_.data());
     p.bodies = thrust::raw_pointer_cast(bodies_.data());
     p.sums = thrust::raw_pointer_cast(sums_.data());
+    p.chunkSums = raw(chunkSums_);
+    p.chunkFirst = raw(chunkFirst_);
+    p.bodyFirstChunk = raw(bodyFirstChunk_);
     p.contacts = thrust::raw_pointer_cast(contacts_.data());
     p.contactOverflow = thrust::raw_pointer_cast(overflow_.data());
     p.contactCapacity = scene_.solver.maxContactsPerBody;
@@ -629,27 +618,14 @@ class DeviceWorld final : public World {
     return p;
   }
 
-  /// A stable sort of (key, value) by key. On the CPU systems through the standard library, as
-  /// are the scan, reduction and searches of the body-contact phase: CCCL's OpenMP and serial
-  /// algorithms bind thrust::reference through a null execution policy when their temporaries
-  /// come from a custom allocator (UBSan reports it, docs/reliability.md). The arrays are in host
-  /// memory there, and small (bodies, pairs).
-  /// The scratch buffer is kept, so steady-state steps allocate nothing.
-  template <class K, class V>
-  void stableSortByKey(K* keys, V* values, int n, std::vector<std::pair<K, V>>& scratch) {
-    if (n <= 1) return;
-    if constexpr (System::kHostMemory) {
-      scratch.resize(static_cast<std::size_t>(n));
-      for (int i = 0; i < n; ++i) scratch[static_cast<std::size_t>(i)] = {keys[i], values[i]};
-      std::stable_sort(scratch.begin(), scratch.end(),
-                       [](const std::pair<K, V>& a, const std::pair<K, V>& b) { return a.first < b.first; });
-      for (int i = 0; i < n; ++i) {
-        keys[i] = scratch[static_cast<std::size_t>(i)].first;
-        values[i] = scratch[static_cast<std::size_t>(i)].second;
-      }
-    } else {
-      thrust::stable_sort_by_key(System::policy()(allocator_), keys, keys + n, values);
-    }
+  /// A device→host read made by a step; counted (stepHostReads), because on CUDA each one is a
+  /// host wait for everything queued before it.
+  template <class T>
+  T readBack(const T* deviceValue) {
+    T value{};
+    System::copyToHost(&value, deviceValue, 1);
+    ++stepHostReads_;
+    return value;
   }
 
   /// Resizes to at least n (with headroom), never shrinks.
@@ -709,8 +685,8 @@ class DeviceWorld final : public World {
   Vector<glm::vec4> position_, velocity_;
   Vector<int> particleBody_;
   Vector<Collider<float>> colliders_;
-  Vector<MatchSums> sums_;
-  Vector<int> sumKeys_;
+  Vector<MatchSums> sums_, chunkSums_;
+  Vector<int> chunkFirst_, bodyFirstChunk_;
   Vector<ContactSlot> contacts_;
   Vector<long long> overflow_;
   Vector<long long> incidentStep_;
@@ -721,6 +697,8 @@ class DeviceWorld final : public World {
   Vector<BodyData> bodiesStart_, bodiesPredicted_;
   Vector<float> sortKeys_;
   Vector<int> sortOrder_, pairsFound_, pairsOffset_;
+  // contactOverflowPairs_: pair contact points dropped as counted by builds before the count moved
+  // onto the device (per body, in overflow_); it only carries what an older state file holds.
   long long pairCapacity_ = 0, pairOverflow_ = 0, contactOverflowPairs_ = 0;
   int pairCount_ = 0, previousPairCount_ = 0;
   Vector<long long> pairKeys_, previousPairKeys_;
@@ -735,6 +713,7 @@ class DeviceWorld final : public World {
   CachingAllocator<System> allocator_;
   bool profiling_ = false;
   std::int64_t steps_ = 0;
+  std::int64_t stepHostReads_ = 0;
   std::vector<double> stageSeconds_;
 };
 

@@ -70,6 +70,9 @@ struct StepParams {
   // bodies
   BodyData* bodies = nullptr;
   MatchSums* sums = nullptr;
+  MatchSums* chunkSums = nullptr;      // (nchunk) partial sums, see ChunkMatchSums
+  const int* chunkFirst = nullptr;     // (nchunk) first particle of each chunk
+  const int* bodyFirstChunk = nullptr; // (nbody + 1) first chunk of each body
   ContactSlot* contacts = nullptr;  // (nbody × contactCapacity)
   long long* contactOverflow = nullptr;  // (nbody) cumulative
   int contactCapacity = 0;
@@ -180,31 +183,41 @@ struct IntegrateParticles {
   }
 };
 
-struct ParticleMatchSums {
+/// The segmented sum of a body's MatchSums in a fixed order, the same on every backend and in
+/// both step strategies, so a run repeats to the bit (no atomics, no order that depends on
+/// scheduling): a body's particles in consecutive chunks of kMatchChunk, each chunk summed in
+/// particle order (one thread per chunk), then the chunks' partial sums in chunk order (one
+/// thread per body). The per-body fused step sums in exactly this order too.
+constexpr int kMatchChunk = 32;
+
+SMASH_HD MatchSums zeroMatchSums() { return {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)}; }
+
+/// Level 1, one thread per chunk: p.chunkFirst[c] is the chunk's first particle; it ends at
+/// kMatchChunk particles or at its body's end.
+struct ChunkMatchSums {
   StepParams p;
-  SMASH_HD MatchSums operator()(int i) const {
-    const BodyData& b = p.bodies[p.particleBody[i]];
-    const glm::vec4 rest = p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)];
-    MatchSums sums = {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)};
-    accumulateMatch(sums, rest.w, xyz(rest), xyz(p.position[i]) - b.centre, xyz(p.velocity[i]), p.h);
-    return sums;
+  SMASH_HD void operator()(int c) const {
+    const int first = p.chunkFirst[c];
+    const BodyData& b = p.bodies[p.particleBody[first]];
+    const int end = glm::min(first + kMatchChunk, b.particleOffset + b.particleCount);
+    const glm::vec4* rest = p.rest + p.shapes[b.shape].restOffset;
+    MatchSums sums = zeroMatchSums();
+    for (int i = first; i < end; ++i) {
+      const glm::vec4 r = rest[i - b.particleOffset];
+      accumulateMatch(sums, r.w, xyz(r), xyz(p.position[i]) - b.centre, xyz(p.velocity[i]), p.h);
+    }
+    p.chunkSums[c] = sums;
   }
 };
 
-/// The segmented reduction as one body per thread, summing its particles in order: the OpenMP
-/// backend's per-particle layout uses it instead of reduce_by_key (see device_world.inl).
-struct SumBodyParticles {
+/// Level 2, one thread per body: its chunks' partial sums in order (⌈count / kMatchChunk⌉ terms).
+struct BodyMatchSums {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
-    const BodyData& b = p.bodies[bodyIndex];
-    const glm::vec4* rest = p.rest + p.shapes[b.shape].restOffset;
-    MatchSums sums = {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)};
-    for (int k = 0; k < b.particleCount; ++k) {
-      const int i = b.particleOffset + k;
-      accumulateMatch(sums, rest[k].w, xyz(rest[k]), xyz(p.position[i]) - b.centre,
-                      xyz(p.velocity[i]), p.h);
-    }
-    p.sums[bodyIndex] = sums;
+    MatchSums total = zeroMatchSums();
+    for (int c = p.bodyFirstChunk[bodyIndex]; c < p.bodyFirstChunk[bodyIndex + 1]; ++c)
+      total = AddMatchSums()(total, p.chunkSums[c]);
+    p.sums[bodyIndex] = total;
   }
 };
 
@@ -651,8 +664,11 @@ struct FinishPairBodies {
     body.rotation = rotationMatrix(integrateOrientation(
         quaternionFromRotation(body.rotation), body.angularVelocity - predicted.angularVelocity, p.h));
     V3 move(0.0f);
+    long long dropped = 0;
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
+      // Contact points a pair dropped are counted on the device, on the pair's body a.
+      if (pairA(p, p.pairKeys[q]) == b) dropped += p.pairDropped[q];
       const int count = p.pairContactCount[q];
       if (count == 0) continue;
       const PairContact<float>* c = slotsOf(p, q);
@@ -669,6 +685,7 @@ struct FinishPairBodies {
       else
         move -= (depth * wb / (wa + wb)) * c[deepest].normal;
     }
+    if (dropped) p.contactOverflow[b] += dropped;
     body.centre += move / float(p.split[b]);
     if (p.colliderContacts)
       for (int pass = 0; pass < 5; ++pass) {
@@ -802,12 +819,17 @@ struct FusedBodyStep {
           anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape], 0.0f);
         if (!anyInside) local.colliderCount = 0;
       }
-      MatchSums sums = {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)};
+      // The same summation order as ChunkMatchSums + BodyMatchSums (bitwise equal strategies).
+      MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
       for (int i = 0; i < count; ++i) {
         const V3 xi = xyz(x[i]);
         const V3 vi = integrateVelocity(local, b, rest[i].w, xi, xyz(v[i]));
         v[i] = glm::vec4(vi, 0.0f);
-        accumulateMatch(sums, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
+        accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
+        if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
+          sums = AddMatchSums()(sums, chunk);
+          chunk = zeroMatchSums();
+        }
       }
       p.sums[bodyIndex] = sums;
       MatchBodies{p}(bodyIndex);

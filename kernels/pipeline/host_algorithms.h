@@ -1,0 +1,69 @@
+// The collective algorithms of a step on the CPU systems (serial and OpenMP): memory is host
+// memory, and the scan, sorts and searches of the body-contact phase go through the standard
+// library. CCCL's OpenMP and serial algorithms bind thrust::reference through a null execution
+// policy when their temporaries come from a custom allocator (UBSan reports it,
+// docs/reliability.md); the arrays they work on are small (bodies, pairs).
+//
+// Each backend's System (backend_cpp.cpp, backend_omp.cpp, backend_cuda.cu) offers the same
+// static functions, so the stages in device_world.inl read the same on every backend:
+//   exclusiveScan(policy, in, n, out)            out[i] = Σ_{k<i} in[k]
+//   stableSortByKey(policy, keys, values, n, scratch)
+//   sortKeys(policy, keys, n)
+//   lowerBounds(policy, sorted, n, queries, out) out[b] = first index with sorted[i] ≥ b, b < queries
+//   copyToHost(dst, src, n)                       a device→host read (the caller counts them)
+//   synchronize()                                 waits for queued device work
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+namespace smash::pipeline {
+
+struct HostAlgorithms {
+  static constexpr bool kHostMemory = true;
+
+  template <class Policy, class T>
+  static void exclusiveScan(Policy&&, const T* in, int n, T* out) {
+    std::exclusive_scan(in, in + n, out, T(0));
+  }
+
+  /// The scratch buffer is the caller's and is kept, so steady-state steps allocate nothing.
+  template <class Policy, class K, class V>
+  static void stableSortByKey(Policy&&, K* keys, V* values, int n, std::vector<std::pair<K, V>>& scratch) {
+    if (n <= 1) return;
+    scratch.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) scratch[static_cast<std::size_t>(i)] = {keys[i], values[i]};
+    std::stable_sort(scratch.begin(), scratch.end(),
+                     [](const std::pair<K, V>& a, const std::pair<K, V>& b) { return a.first < b.first; });
+    for (int i = 0; i < n; ++i) {
+      keys[i] = scratch[static_cast<std::size_t>(i)].first;
+      values[i] = scratch[static_cast<std::size_t>(i)].second;
+    }
+  }
+
+  template <class Policy, class K>
+  static void sortKeys(Policy&&, K* keys, int n) {
+    std::sort(keys, keys + n);
+  }
+
+  template <class Policy>
+  static void lowerBounds(Policy&&, const int* sorted, int n, int queries, int* out) {
+    for (int b = 0; b < queries; ++b)
+      out[b] = static_cast<int>(std::lower_bound(sorted, sorted + n, b) - sorted);
+  }
+
+  template <class T>
+  static void copyToHost(T* dst, const T* src, std::size_t n) {
+    if (n) std::memcpy(dst, src, n * sizeof(T));
+  }
+
+  static char* allocateBytes(std::size_t n) { return static_cast<char*>(std::malloc(n)); }
+  static void freeBytes(char* p) { std::free(p); }
+  static void synchronize() {}
+};
+
+}  // namespace smash::pipeline
