@@ -31,7 +31,6 @@ struct CudaSystem {
   using Vector = thrust::cuda::vector<T>;
   static constexpr Backend kBackend = Backend::Cuda;
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerParticle;
-  static constexpr bool kHostMemory = false;
   static auto policy() { return thrust::cuda::par_nosync; }
 
   template <class Policy, class T>

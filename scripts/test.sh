@@ -7,4 +7,8 @@ scripts/install-deps.sh
 [ -f .cudacxx.env ] && source .cudacxx.env
 cmake --preset ci
 cmake --build --preset ci
+# The CUDA kernels' register/stack/spill budget (kernels/gpu_budget.txt), from ptxas: no GPU needed.
+if grep -q "kernels/backend_cuda.cu" build/ci/compile_commands.json 2>/dev/null; then
+  python3 scripts/gpu_budget.py --build build/ci
+fi
 ctest --preset ci

@@ -103,7 +103,7 @@ class DeviceWorld final : public World {
     // Shapes: rest offsets and masses, concatenated; per-shape mass properties.
     // Staged in std::vector (CCCL's host_vector::push_back binds a reference through a null
     // iterator when growing from empty: UBSan reports it), then copied over whole.
-    std::vector<glm::vec4> rest;
+    std::vector<Float4> rest;
     std::vector<ShapeData> shapes;
     std::vector<float> grids;  // every baked field (shapes', then mesh colliders'), concatenated
     std::vector<std::size_t> shapeGridOffset, colliderGridOffset;
@@ -131,12 +131,12 @@ class DeviceWorld final : public World {
         d.sdf.values = gridBase + shapeGridOffset[shapes.size()];
       }
       for (std::size_t i = 0; i < s.rest.size(); ++i)
-        rest.push_back(glm::vec4(glm::vec3(s.rest[i]), static_cast<float>(s.mass[i])));
+        rest.push_back(Float4(V3(s.rest[i]), static_cast<float>(s.mass[i])));
       shapes.push_back(d);
     }
     // Bodies and their particles.
     std::vector<BodyData> bodies;
-    std::vector<glm::vec4> position, velocity;
+    std::vector<Float4> position, velocity;
     std::vector<int> particleBody;
     for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
       const Body& body = scene.bodies[b];
@@ -154,8 +154,8 @@ class DeviceWorld final : public World {
       d.angularVelocity = V3(body.angularVelocity);
       for (const glm::dvec3& r0 : s.rest) {
         V3 r = d.rotation * V3(r0);
-        position.push_back(glm::vec4(d.centre + r, 0.0f));
-        velocity.push_back(glm::vec4(d.velocity + glm::cross(d.angularVelocity, r), 0.0f));
+        position.push_back(Float4(d.centre + r, 0.0f));
+        velocity.push_back(Float4(d.velocity + glm::cross(d.angularVelocity, r), 0.0f));
         particleBody.push_back(static_cast<int>(b));
       }
       bodies.push_back(d);
@@ -415,7 +415,7 @@ class DeviceWorld final : public World {
            std::to_string(position_.size()) + ", or other contact settings)");
     if (h.pairs < 0 || h.pairs > pairCapacity_) fail("state has an impossible pair count");
     const std::size_t expected = sizeof h + h.bodies * (sizeof(BodyData) + sizeof(long long)) +
-                                 h.particles * 2 * sizeof(glm::vec4) + warmBytes(h.pairs);
+                                 h.particles * 2 * sizeof(Float4) + warmBytes(h.pairs);
     if (bytes.size() != expected)
       fail("state is " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected) + " (truncated?)");
     std::size_t at = sizeof h;
@@ -426,8 +426,8 @@ class DeviceWorld final : public World {
       if (bodies[b].shape != current[b].shape || bodies[b].particleOffset != current[b].particleOffset ||
           bodies[b].particleCount != current[b].particleCount)
         fail("body " + std::to_string(b) + " of the state does not match the scene's body " + std::to_string(b));
-    std::vector<glm::vec4> position = take<glm::vec4>(bytes, at, h.particles);
-    std::vector<glm::vec4> velocity = take<glm::vec4>(bytes, at, h.particles);
+    std::vector<Float4> position = take<Float4>(bytes, at, h.particles);
+    std::vector<Float4> velocity = take<Float4>(bytes, at, h.particles);
     std::vector<long long> overflow = take<long long>(bytes, at, h.bodies);
     std::vector<ContactSlot> colliderContacts;
     std::vector<int> colliderCount, pairContactCount;
@@ -669,9 +669,9 @@ class DeviceWorld final : public World {
     if (!src.empty()) dst.assign(src.begin(), src.end());
   }
 
-  static std::vector<glm::vec3> xyzOf(const Vector<glm::vec4>& v) {
+  static std::vector<glm::vec3> xyzOf(const Vector<Float4>& v) {
     if (v.empty()) return {};
-    thrust::host_vector<glm::vec4> h = v;
+    thrust::host_vector<Float4> h = v;
     std::vector<glm::vec3> out(h.size());
     for (std::size_t i = 0; i < h.size(); ++i) out[i] = glm::vec3(h[i]);
     return out;
@@ -679,10 +679,10 @@ class DeviceWorld final : public World {
 
   Scene scene_;
   StepStrategy strategy_;
-  Vector<glm::vec4> rest_;
+  Vector<Float4> rest_;
   Vector<ShapeData> shapes_;
   Vector<BodyData> bodies_;
-  Vector<glm::vec4> position_, velocity_;
+  Vector<Float4> position_, velocity_;
   Vector<int> particleBody_;
   Vector<Collider<float>> colliders_;
   Vector<MatchSums> sums_, chunkSums_;

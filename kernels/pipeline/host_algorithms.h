@@ -24,7 +24,6 @@
 namespace smash::pipeline {
 
 struct HostAlgorithms {
-  static constexpr bool kHostMemory = true;
 
   template <class Policy, class T>
   static void exclusiveScan(Policy&&, const T* in, int n, T* out) {

@@ -20,6 +20,27 @@ namespace smash::pipeline {
 using V3 = Vec3<float>;
 using M3 = Mat3<float>;
 
+/// A particle's position, velocity or rest offset (xyz, and w: the mass for rest offsets, unused
+/// otherwise) on a 16-byte boundary, so that on the GPU each is one 128-bit load or store:
+/// glm::vec4 alone has the alignment of a float. Same 16 bytes, so the state format is unchanged.
+struct alignas(16) Float4 : glm::vec4 {
+  Float4() = default;
+  SMASH_HD Float4(const glm::vec4& v) : glm::vec4(v) {}
+  SMASH_HD Float4(const V3& xyz, float fourth) : glm::vec4(xyz, fourth) {}
+};
+static_assert(sizeof(Float4) == 16 && alignof(Float4) == 16, "one 128-bit access per particle vector");
+
+/// Reads a whole Float4: on the GPU through CUDA's float4, which nvcc keeps as one 128-bit load
+/// even when only xyz is used (a glm read of .x, .y, .z becomes three 32-bit loads).
+SMASH_HD Float4 load4(const Float4& ref) {
+#if defined(__CUDA_ARCH__)
+  const float4 v = *reinterpret_cast<const float4*>(&ref);
+  return Float4(glm::vec4(v.x, v.y, v.z, v.w));
+#else
+  return ref;
+#endif
+}
+
 struct ShapeData {
   int restOffset;       // first entry of this shape in the rest array
   int count;            // particles
@@ -61,11 +82,11 @@ using ContactSlot = PairContact<float>;
 /// Everything a step's functors read, passed by value (zero-initialised, then filled).
 struct StepParams {
   // particles
-  glm::vec4* position = nullptr;
-  glm::vec4* velocity = nullptr;
+  Float4* position = nullptr;
+  Float4* velocity = nullptr;
   const int* particleBody = nullptr;
   // shapes
-  const glm::vec4* rest = nullptr;
+  const Float4* rest = nullptr;
   const ShapeData* shapes = nullptr;
   // bodies
   BodyData* bodies = nullptr;
@@ -179,7 +200,7 @@ struct IntegrateParticles {
   SMASH_HD void operator()(int i) const {
     const BodyData& b = p.bodies[p.particleBody[i]];
     const float m = p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)].w;
-    p.velocity[i] = glm::vec4(integrateVelocity(p, b, m, xyz(p.position[i]), xyz(p.velocity[i])), 0.0f);
+    p.velocity[i] = Float4(integrateVelocity(p, b, m, xyz(load4(p.position[i])), xyz(load4(p.velocity[i]))), 0.0f);
   }
 };
 
@@ -200,11 +221,11 @@ struct ChunkMatchSums {
     const int first = p.chunkFirst[c];
     const BodyData& b = p.bodies[p.particleBody[first]];
     const int end = glm::min(first + kMatchChunk, b.particleOffset + b.particleCount);
-    const glm::vec4* rest = p.rest + p.shapes[b.shape].restOffset;
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     MatchSums sums = zeroMatchSums();
     for (int i = first; i < end; ++i) {
-      const glm::vec4 r = rest[i - b.particleOffset];
-      accumulateMatch(sums, r.w, xyz(r), xyz(p.position[i]) - b.centre, xyz(p.velocity[i]), p.h);
+      const Float4 r = load4(rest[i - b.particleOffset]);
+      accumulateMatch(sums, r.w, xyz(r), xyz(load4(p.position[i])) - b.centre, xyz(load4(p.velocity[i])), p.h);
     }
     p.chunkSums[c] = sums;
   }
@@ -745,7 +766,7 @@ struct ImpulseBodies {
     V3 F(0.0f), tau(0.0f);
     if (!p.impulseContacts)
       for (int i = 0; i < shape.count; ++i) {
-        const glm::vec4 rest = p.rest[shape.restOffset + i];
+        const Float4 rest = p.rest[shape.restOffset + i];
         V3 r = b.rotation * xyz(rest);
         V3 vi = pointVelocity(b, r);
         for (int k = 0; k < p.colliderCount; ++k) {
@@ -770,17 +791,17 @@ struct ImpulseBodies {
 };
 
 /// SPEC §2 step 5 for every method: particles onto the rigid pose, rigid velocity field.
-SMASH_HD void projectParticle(const BodyData& b, const V3& rest, glm::vec4& x, glm::vec4& v) {
+SMASH_HD void projectParticle(const BodyData& b, const V3& rest, Float4& x, Float4& v) {
   const V3 r = b.rotation * rest;
-  x = glm::vec4(b.centre + r, 0.0f);
-  v = glm::vec4(b.velocity + glm::cross(b.angularVelocity, r), 0.0f);
+  x = Float4(b.centre + r, 0.0f);
+  v = Float4(b.velocity + glm::cross(b.angularVelocity, r), 0.0f);
 }
 
 struct ProjectParticles {
   StepParams p;
   SMASH_HD void operator()(int i) const {
     const BodyData& b = p.bodies[p.particleBody[i]];
-    projectParticle(b, xyz(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]),
+    projectParticle(b, xyz(load4(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)])),
                     p.position[i], p.velocity[i]);
   }
 };
@@ -789,7 +810,7 @@ struct ProjectBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     const BodyData b = p.bodies[bodyIndex];
-    const glm::vec4* rest = p.rest + p.shapes[b.shape].restOffset;
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     for (int i = 0; i < b.particleCount; ++i)
       projectParticle(b, xyz(rest[i]), p.position[b.particleOffset + i], p.velocity[b.particleOffset + i]);
   }
@@ -804,9 +825,9 @@ struct FusedBodyStep {
   SMASH_HD void operator()(int bodyIndex) const {
     const int offset = p.bodies[bodyIndex].particleOffset;
     const int count = p.bodies[bodyIndex].particleCount;
-    const glm::vec4* rest = p.rest + p.shapes[p.bodies[bodyIndex].shape].restOffset;
-    glm::vec4* x = p.position + offset;
-    glm::vec4* v = p.velocity + offset;
+    const Float4* rest = p.rest + p.shapes[p.bodies[bodyIndex].shape].restOffset;
+    Float4* x = p.position + offset;
+    Float4* v = p.velocity + offset;
     if (shapeMatching) {
       const BodyData b = p.bodies[bodyIndex];
       // With impulse contacts, a body none of whose particles can be inside a collider (bounded
@@ -824,7 +845,7 @@ struct FusedBodyStep {
       for (int i = 0; i < count; ++i) {
         const V3 xi = xyz(x[i]);
         const V3 vi = integrateVelocity(local, b, rest[i].w, xi, xyz(v[i]));
-        v[i] = glm::vec4(vi, 0.0f);
+        v[i] = Float4(vi, 0.0f);
         accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
         if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
           sums = AddMatchSums()(sums, chunk);
