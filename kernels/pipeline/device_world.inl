@@ -193,6 +193,28 @@ class DeviceWorld final : public World {
     upload(chunkFirst_, chunkFirst);
     upload(bodyFirstChunk_, bodyFirstChunk);
     chunkSums_.resize(chunkFirst.size());
+    // The per-particle strategy resolves collider contacts wide (SolveColliderContacts and the
+    // push-out passes) wherever resolveBodyContacts would run after the pose update with
+    // sequential impulses; the averaged solver and SPEC's contacts-before-the-move order of the
+    // impulse method stay per body.
+    const SolverSettings& solver = scene.solver;
+    wideColliderContacts_ = strategy_ == StepStrategy::PerParticle && !scene.bodyContactsActive() &&
+                            solver.contact == ContactModel::Impulse &&
+                            solver.contactSolver == ContactSolver::Sequential && solver.collideAfter &&
+                            !scene.colliders.empty();
+    if (wideColliderContacts_) {
+      const std::size_t candidates = scene.colliders.size() * position.size() + 1;
+      bodyNear_.resize(bodies.size() * scene.colliders.size());
+      candidateFlag_.resize(candidates);
+      candidateOffset_.resize(candidates);
+      thrust::fill(candidateFlag_.begin(), candidateFlag_.end(), 0);  // the last entry stays 0
+      pushDepth_.resize(position.size());
+      chunkDeepest_.resize(chunkFirst.size());
+      pushGate_.resize(bodies.size());
+      pushDone_.resize(bodies.size());
+      pushMoved_.resize(bodies.size());
+      bodiesStart_.resize(bodies.size());
+    }
     upload(colliders_, colliders);
     sums_.resize(bodies.size());
     contacts_.resize(bodies.size() * static_cast<std::size_t>(scene.solver.maxContactsPerBody));
@@ -250,7 +272,8 @@ class DeviceWorld final : public World {
     auto policy = System::policy()(allocator_);
     thrust::counting_iterator<int> first(0);
     const bool shapeMatching = scene_.solver.method == Method::ShapeMatching;
-    if (bodyContacts_) thrust::copy(policy, bodies_.begin(), bodies_.end(), bodiesStart_.begin());
+    if (bodyContacts_ || wideColliderContacts_)
+      thrust::copy(policy, bodies_.begin(), bodies_.end(), bodiesStart_.begin());
     if (strategy_ == StepStrategy::PerBody) {
       stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, FusedBodyStep{p, shapeMatching}); });
       if (bodyContacts_) {
@@ -270,8 +293,38 @@ class DeviceWorld final : public World {
     } else {
       stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, ImpulseBodies{p}); });
     }
+    if (wideColliderContacts_) colliderContactPhase();
     if (bodyContacts_) bodyContactPhase();
     stage(kProject, [&] { thrust::for_each(policy, first, first + n, ProjectParticles{params()}); });
+  }
+
+  /// Collider contacts of the per-particle strategy ("Collider contacts, wide" in
+  /// step_kernels.h): gather by particle and scan, solve per body, push-out as segmented maxima,
+  /// then the watchdog against the step's start. A fixed launch sequence with no host read: the
+  /// push-out runs its five passes × colliders, bodies that are done skip them.
+  void colliderContactPhase() {
+    const int n = static_cast<int>(position_.size()), nb = static_cast<int>(bodies_.size());
+    const int colliders = static_cast<int>(colliders_.size());
+    const int chunks = static_cast<int>(chunkFirst_.size());
+    auto policy = System::policy()(allocator_);
+    thrust::counting_iterator<int> first(0);
+    const StepParams p = params();
+    stage(kColliderContacts, [&] {
+      thrust::for_each(policy, first, first + nb, NearColliders{p});
+      thrust::for_each(policy, first, first + n, ColliderCandidates{p});
+      System::exclusiveScan(policy, p.candidateFlag, colliders * n + 1, p.candidateOffset);
+      thrust::for_each(policy, first, first + n, ColliderContactsScatter{p});
+      thrust::for_each(policy, first, first + nb, SolveColliderContacts{p});
+    });
+    stage(kPushOut, [&] {
+      for (int pass = 0; pass < kPushOutPasses; ++pass)
+        for (int k = 0; k < colliders; ++k) {
+          thrust::for_each(policy, first, first + n, PushOutDepths{p, k});
+          thrust::for_each(policy, first, first + chunks, ChunkDeepest{p});
+          thrust::for_each(policy, first, first + nb, PushOutApply{p, k});
+        }
+      thrust::for_each(policy, first, first + nb, WatchBodies{p});
+    });
   }
 
   /// SPEC §6–7 (see the functors in step_kernels.h). The only host read of a step is here: the
@@ -525,10 +578,11 @@ class DeviceWorld final : public World {
   std::int64_t stepHostReads() const override { return stepHostReads_; }
 
  private:
-  enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve };
+  enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve, kColliderContacts, kPushOut };
   inline static const std::vector<const char*> kStageNames = {
       "integrate+collide", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
-      "project", "broad phase (sort and sweep)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)"};
+      "project", "broad phase (sort and sweep)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)",
+      "collider contacts (gather by particle, solve per body)", "push-out (segmented max by body)"};
 
   template <class F>
   void stage(Stage s, F&& work) {
@@ -582,7 +636,15 @@ class DeviceWorld final : public World {
     p.worldBound = static_cast<float>(scene_.watchdog.worldBound);
     p.maxSpeed = static_cast<float>(scene_.watchdog.maxSpeed);
     p.clampIncidents = scene_.watchdog.policy == Watchdog::Policy::Clamp;
-    p.deferContacts = bodyContacts_;
+    p.deferContacts = bodyContacts_ || wideColliderContacts_;
+    p.bodyNear = raw(bodyNear_);
+    p.candidateFlag = raw(candidateFlag_);
+    p.candidateOffset = raw(candidateOffset_);
+    p.pushDepth = raw(pushDepth_);
+    p.chunkDeepest = raw(chunkDeepest_);
+    p.pushGate = raw(pushGate_);
+    p.pushDone = raw(pushDone_);
+    p.pushMoved = raw(pushMoved_);
     p.colliderContacts = s.contact == ContactModel::Impulse && (s.collideAfter || s.method == Method::Impulse);
     p.bodiesStart = raw(bodiesStart_);
     p.bodiesPredicted = raw(bodiesPredicted_);
@@ -692,6 +754,10 @@ class DeviceWorld final : public World {
   Vector<long long> incidentStep_;
   Vector<int> incidentKind_;
   Vector<float> grids_;
+  // collider contacts, wide
+  bool wideColliderContacts_ = false;
+  Vector<int> bodyNear_, candidateFlag_, candidateOffset_, pushGate_, pushDone_, pushMoved_;
+  Vector<Float4> pushDepth_, chunkDeepest_;
   // body–body contact
   bool bodyContacts_ = false;
   Vector<BodyData> bodiesStart_, bodiesPredicted_;

@@ -118,6 +118,15 @@ struct StepParams {
   int* incidentKind = nullptr;        // (nbody) Incident of that step
   float worldBound = 0, maxSpeed = 0;
   bool clampIncidents = false;
+  // collider contacts, wide (the per-particle strategy); see "Collider contacts, wide"
+  int* bodyNear = nullptr;            // (nbody × ncollider) may be within the margin
+  int* candidateFlag = nullptr;       // (ncollider × nparticle + 1) contact or not; last is 0
+  int* candidateOffset = nullptr;     // (ncollider × nparticle + 1) exclusive scan of the flags
+  Float4* pushDepth = nullptr;        // (nparticle) normal xyz, depth w against one collider
+  Float4* chunkDeepest = nullptr;     // (nchunk) the deepest of each chunk
+  int* pushGate = nullptr;            // (nbody) tested against the pass's current collider
+  int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished
+  int* pushMoved = nullptr;           // (nbody) moved in the current pass
   // bodies that touch (SPEC §6–7); see "Body–body contact" below
   bool deferContacts = false;      // the per-body step stops at the predicted pose
   bool colliderContacts = true;    // body-level collider contacts are part of the step
@@ -253,6 +262,20 @@ SMASH_HD bool mayTouch(const Collider<float>& collider, const BodyData& b, const
   return sdfCollider(collider, b.centre).phi <= shape.radius + distance + lipschitzSlack(collider);
 }
 
+/// The contact of particle i (shape index, lever arm r) with collider k, sampled as s.
+SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<float>& s) {
+  ContactSlot c{};
+  c.ra = r;
+  c.particle = i;
+  c.feature = k;
+  c.normal = s.gradient;
+  c.phi = s.phi;
+  c.target = 0;
+  c.lambdaNormal = 0;
+  c.lambdaTangent = V3(0.0f);
+  return c;
+}
+
 SMASH_HD void gatherContacts(const StepParams& p, const BodyData& b, ContactSlot* slots,
                              int& count, long long& overflow) {
   const ShapeData& shape = p.shapes[b.shape];
@@ -262,17 +285,8 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& b, ContactSlot
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
       SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
       if (!(s.phi < p.contactMargin)) continue;
-      ContactSlot c{};
-      c.ra = r;
-      c.particle = i;
-      c.feature = k;
-      c.normal = s.gradient;
-      c.phi = s.phi;
-      c.target = 0;
-      c.lambdaNormal = 0;
-      c.lambdaTangent = V3(0.0f);
       // Full: keep the deepest contacts, count what was dropped.
-      if (keepDeepest(slots, count, p.contactCapacity, c)) ++overflow;
+      if (keepDeepest(slots, count, p.contactCapacity, colliderContact(r, i, k, s))) ++overflow;
     }
   }
 }
@@ -346,6 +360,10 @@ SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlo
   b.angularVelocity += Iinv * glm::cross(rc, j);
 }
 
+/// Push-out: passes over the colliders, each moving the body out by its deepest point, until a
+/// pass moves nothing or this many passes ran.
+constexpr int kPushOutPasses = 5;
+
 SMASH_HD bool pushOut(const StepParams& p, BodyData& b, const Collider<float>& collider) {
   const ShapeData& shape = p.shapes[b.shape];
   float deepest = 0;
@@ -380,12 +398,170 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, BodyData& 
     }
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
-  for (int pass = 0; pass < 5; ++pass) {
+  for (int pass = 0; pass < kPushOutPasses; ++pass) {
     bool moved = false;
     for (int k = 0; k < p.colliderCount; ++k) moved = pushOut(p, b, p.colliders[k]) || moved;
     if (!moved) break;
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Collider contacts, wide: the per-particle strategy's form of resolveBodyContacts (sequential
+// impulses), with the same result to the bit. The gather is one thread per particle and a scan
+// (instead of one thread walking its body's particles); push-out is a per-particle depth, a
+// fixed-order segmented maximum by body (chunks of kMatchChunk, then the chunks) and a per-body
+// move, pass after pass. What stays per body is the contact solve over the body's gathered
+// contacts (at most max_contacts_per_body). Candidates are numbered so that a stable compaction
+// gives each body its contacts in resolveBodyContacts' order (collider by collider, particles in
+// order): body b's block starts at K·offset_b, collider k's run within it at k·count_b.
+
+SMASH_HD int candidateIndex(const StepParams& p, const BodyData& b, int k, int particle) {
+  return p.colliderCount * b.particleOffset + k * b.particleCount + (particle - b.particleOffset);
+}
+
+/// Per body, at the matched pose: which colliders its particles may be within the margin of.
+struct NearColliders {
+  StepParams p;
+  SMASH_HD void operator()(int bodyIndex) const {
+    const BodyData& b = p.bodies[bodyIndex];
+    for (int k = 0; k < p.colliderCount; ++k)
+      p.bodyNear[bodyIndex * p.colliderCount + k] =
+          mayTouch(p.colliders[k], b, p.shapes[b.shape], p.contactMargin) ? 1 : 0;
+  }
+};
+
+/// Per particle: is it a contact with collider k (1/0 per candidate)? The scan of these flags
+/// places every contact.
+struct ColliderCandidates {
+  StepParams p;
+  SMASH_HD void operator()(int i) const {
+    const int bodyIndex = p.particleBody[i];
+    const BodyData& b = p.bodies[bodyIndex];
+    const V3 r = b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]));
+    for (int k = 0; k < p.colliderCount; ++k) {
+      int flag = 0;
+      if (p.bodyNear[bodyIndex * p.colliderCount + k])
+        flag = sdfCollider(p.colliders[k], b.centre + r).phi < p.contactMargin ? 1 : 0;
+      p.candidateFlag[candidateIndex(p, b, k, i)] = flag;
+    }
+  }
+};
+
+/// Per particle: writes its contacts into its body's slots at the scanned positions (those past
+/// the body's capacity are left to SolveColliderContacts).
+struct ColliderContactsScatter {
+  StepParams p;
+  SMASH_HD void operator()(int i) const {
+    const int bodyIndex = p.particleBody[i];
+    const BodyData& b = p.bodies[bodyIndex];
+    const int shapeIndex = i - b.particleOffset;
+    const int first = p.candidateOffset[p.colliderCount * b.particleOffset];
+    ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
+    V3 r(0.0f);
+    bool rotated = false;
+    for (int k = 0; k < p.colliderCount; ++k) {
+      const int at = candidateIndex(p, b, k, i);
+      if (!p.candidateFlag[at]) continue;
+      const int slot = p.candidateOffset[at] - first;
+      if (slot >= p.contactCapacity) continue;
+      if (!rotated) {
+        r = b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + shapeIndex]));
+        rotated = true;
+      }
+      slots[slot] = colliderContact(r, shapeIndex, k, sdfCollider(p.colliders[k], b.centre + r));
+    }
+  }
+};
+
+/// Per body: sequential impulses over its gathered contacts. A body with more contacts than its
+/// capacity gathers again the way resolveBodyContacts does (keep the deepest, in its order) and
+/// counts the rest as overflow. Then arms the first push-out pass.
+struct SolveColliderContacts {
+  StepParams p;
+  SMASH_HD void operator()(int bodyIndex) const {
+    BodyData b = p.bodies[bodyIndex];
+    const int first = p.colliderCount * b.particleOffset;
+    const int total = p.candidateOffset[first + p.colliderCount * b.particleCount] - p.candidateOffset[first];
+    ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
+    int count = total;
+    if (total > p.contactCapacity) {
+      long long overflow = 0;
+      count = 0;
+      gatherContacts(p, b, slots, count, overflow);
+      p.contactOverflow[bodyIndex] += overflow;
+    }
+    if (count > 0) sequentialImpulses(p, b, slots, count);
+    p.bodies[bodyIndex] = b;
+    p.pushDone[bodyIndex] = 0;
+    p.pushMoved[bodyIndex] = 0;
+    p.pushGate[bodyIndex] = mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
+  }
+};
+
+/// Push-out against collider k, part 1, per particle: its depth (−φ) and normal, 0 when its
+/// body is not tested against k in this pass (pushOut's mayTouch gate, or the body is done).
+struct PushOutDepths {
+  StepParams p;
+  int collider;
+  SMASH_HD void operator()(int i) const {
+    const int bodyIndex = p.particleBody[i];
+    if (!p.pushGate[bodyIndex]) return;  // ChunkDeepest does not read a gated body's depths
+    const BodyData& b = p.bodies[bodyIndex];
+    const V3 r = b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]));
+    const SdfSample<float> s = sdfCollider(p.colliders[collider], b.centre + r);
+    p.pushDepth[i] = Float4(s.gradient, -s.phi);
+  }
+};
+
+/// Part 2, per chunk: the deepest of its particles (the first one on ties), as pushOut finds it.
+struct ChunkDeepest {
+  StepParams p;
+  SMASH_HD void operator()(int c) const {
+    const int first = p.chunkFirst[c];
+    const int bodyIndex = p.particleBody[first];
+    Float4 deepest(V3(0.0f), 0.0f);
+    if (p.pushGate[bodyIndex]) {
+      const BodyData& b = p.bodies[bodyIndex];
+      const int end = glm::min(first + kMatchChunk, b.particleOffset + b.particleCount);
+      for (int i = first; i < end; ++i) {
+        const Float4 d = load4(p.pushDepth[i]);
+        if (d.w > deepest.w) deepest = d;
+      }
+    }
+    p.chunkDeepest[c] = deepest;
+  }
+};
+
+/// Part 3, per body: the deepest over its chunks in order moves the body out along its normal;
+/// after the last collider of a pass, a body that did not move is done (pushOut's passes stop);
+/// arms the next collider's gate.
+struct PushOutApply {
+  StepParams p;
+  int collider;
+  SMASH_HD void operator()(int bodyIndex) const {
+    BodyData b = p.bodies[bodyIndex];
+    if (p.pushGate[bodyIndex]) {
+      Float4 deepest(V3(0.0f), 0.0f);
+      for (int c = p.bodyFirstChunk[bodyIndex]; c < p.bodyFirstChunk[bodyIndex + 1]; ++c) {
+        const Float4 d = load4(p.chunkDeepest[c]);
+        if (d.w > deepest.w) deepest = d;
+      }
+      if (deepest.w > 0) {
+        b.centre += deepest.w * xyz(deepest);
+        p.bodies[bodyIndex] = b;
+        p.pushMoved[bodyIndex] = 1;
+      }
+    }
+    int next = collider + 1;
+    if (next == p.colliderCount) {
+      next = 0;
+      if (!p.pushMoved[bodyIndex]) p.pushDone[bodyIndex] = 1;
+      p.pushMoved[bodyIndex] = 0;
+    }
+    p.pushGate[bodyIndex] =
+        !p.pushDone[bodyIndex] && mayTouch(p.colliders[next], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
+  }
+};
 
 /// The watchdog at the end of a body's step: record the first incident of each body; with the
 /// clamp policy repair the state (a non-finite body is frozen at `before`, its pose at the start).
@@ -709,7 +885,7 @@ struct FinishPairBodies {
     if (dropped) p.contactOverflow[b] += dropped;
     body.centre += move / float(p.split[b]);
     if (p.colliderContacts)
-      for (int pass = 0; pass < 5; ++pass) {
+      for (int pass = 0; pass < kPushOutPasses; ++pass) {
         bool moved = false;
         for (int k = 0; k < p.colliderCount; ++k) moved = pushOut(p, body, p.colliders[k]) || moved;
         if (!moved) break;
