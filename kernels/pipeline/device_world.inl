@@ -203,12 +203,11 @@ class DeviceWorld final : public World {
                             solver.contactSolver == ContactSolver::Sequential && solver.collideAfter &&
                             !scene.colliders.empty();
     if (wideColliderContacts_) {
-      const std::size_t candidates = scene.colliders.size() * position.size() + 1;
+      const std::size_t counts = scene.colliders.size() * chunkFirst.size() + 1;
       bodyNear_.resize(bodies.size() * scene.colliders.size());
-      candidateFlag_.resize(candidates);
-      candidateOffset_.resize(candidates);
-      thrust::fill(candidateFlag_.begin(), candidateFlag_.end(), 0);  // the last entry stays 0
-      pushDepth_.resize(position.size());
+      chunkContactCount_.resize(counts);
+      chunkContactOffset_.resize(counts);
+      thrust::fill(chunkContactCount_.begin(), chunkContactCount_.end(), 0);  // the last entry stays 0
       chunkDeepest_.resize(chunkFirst.size());
       pushGate_.resize(bodies.size());
       pushDone_.resize(bodies.size());
@@ -299,11 +298,11 @@ class DeviceWorld final : public World {
   }
 
   /// Collider contacts of the per-particle strategy ("Collider contacts, wide" in
-  /// step_kernels.h): gather by particle and scan, solve per body, push-out as segmented maxima,
+  /// step_kernels.h): gather by chunk and scan, solve per body, push-out as segmented maxima,
   /// then the watchdog against the step's start. A fixed launch sequence with no host read: the
   /// push-out runs its five passes × colliders, bodies that are done skip them.
   void colliderContactPhase() {
-    const int n = static_cast<int>(position_.size()), nb = static_cast<int>(bodies_.size());
+    const int nb = static_cast<int>(bodies_.size());
     const int colliders = static_cast<int>(colliders_.size());
     const int chunks = static_cast<int>(chunkFirst_.size());
     auto policy = System::policy()(allocator_);
@@ -311,16 +310,15 @@ class DeviceWorld final : public World {
     const StepParams p = params();
     stage(kColliderContacts, [&] {
       thrust::for_each(policy, first, first + nb, NearColliders{p});
-      thrust::for_each(policy, first, first + n, ColliderCandidates{p});
-      System::exclusiveScan(policy, p.candidateFlag, colliders * n + 1, p.candidateOffset);
-      thrust::for_each(policy, first, first + n, ColliderContactsScatter{p});
+      thrust::for_each(policy, first, first + chunks, ChunkContactCounts{p});
+      System::exclusiveScan(policy, p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
+      thrust::for_each(policy, first, first + chunks, ChunkContactsScatter{p});
       thrust::for_each(policy, first, first + nb, SolveColliderContacts{p});
     });
     stage(kPushOut, [&] {
       for (int pass = 0; pass < kPushOutPasses; ++pass)
         for (int k = 0; k < colliders; ++k) {
-          thrust::for_each(policy, first, first + n, PushOutDepths{p, k});
-          thrust::for_each(policy, first, first + chunks, ChunkDeepest{p});
+          thrust::for_each(policy, first, first + chunks, ChunkDeepest{p, k});
           thrust::for_each(policy, first, first + nb, PushOutApply{p, k});
         }
       thrust::for_each(policy, first, first + nb, WatchBodies{p});
@@ -582,7 +580,7 @@ class DeviceWorld final : public World {
   inline static const std::vector<const char*> kStageNames = {
       "integrate+collide", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
       "project", "broad phase (sort and sweep)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)",
-      "collider contacts (gather by particle, solve per body)", "push-out (segmented max by body)"};
+      "collider contacts (gather by chunk, solve per body)", "push-out (segmented max by body)"};
 
   template <class F>
   void stage(Stage s, F&& work) {
@@ -638,9 +636,8 @@ class DeviceWorld final : public World {
     p.clampIncidents = scene_.watchdog.policy == Watchdog::Policy::Clamp;
     p.deferContacts = bodyContacts_ || wideColliderContacts_;
     p.bodyNear = raw(bodyNear_);
-    p.candidateFlag = raw(candidateFlag_);
-    p.candidateOffset = raw(candidateOffset_);
-    p.pushDepth = raw(pushDepth_);
+    p.chunkContactCount = raw(chunkContactCount_);
+    p.chunkContactOffset = raw(chunkContactOffset_);
     p.chunkDeepest = raw(chunkDeepest_);
     p.pushGate = raw(pushGate_);
     p.pushDone = raw(pushDone_);
@@ -756,8 +753,8 @@ class DeviceWorld final : public World {
   Vector<float> grids_;
   // collider contacts, wide
   bool wideColliderContacts_ = false;
-  Vector<int> bodyNear_, candidateFlag_, candidateOffset_, pushGate_, pushDone_, pushMoved_;
-  Vector<Float4> pushDepth_, chunkDeepest_;
+  Vector<int> bodyNear_, chunkContactCount_, chunkContactOffset_, pushGate_, pushDone_, pushMoved_;
+  Vector<Float4> chunkDeepest_;
   // body–body contact
   bool bodyContacts_ = false;
   Vector<BodyData> bodiesStart_, bodiesPredicted_;

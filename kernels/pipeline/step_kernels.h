@@ -120,10 +120,9 @@ struct StepParams {
   bool clampIncidents = false;
   // collider contacts, wide (the per-particle strategy); see "Collider contacts, wide"
   int* bodyNear = nullptr;            // (nbody × ncollider) may be within the margin
-  int* candidateFlag = nullptr;       // (ncollider × nparticle + 1) contact or not; last is 0
-  int* candidateOffset = nullptr;     // (ncollider × nparticle + 1) exclusive scan of the flags
-  Float4* pushDepth = nullptr;        // (nparticle) normal xyz, depth w against one collider
-  Float4* chunkDeepest = nullptr;     // (nchunk) the deepest of each chunk
+  int* chunkContactCount = nullptr;   // (ncollider × nchunk + 1) contacts per chunk; last is 0
+  int* chunkContactOffset = nullptr;  // (ncollider × nchunk + 1) exclusive scan of the counts
+  Float4* chunkDeepest = nullptr;     // (nchunk) normal xyz, depth w of each chunk's deepest
   int* pushGate = nullptr;            // (nbody) tested against the pass's current collider
   int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished
   int* pushMoved = nullptr;           // (nbody) moved in the current pass
@@ -407,16 +406,30 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, BodyData& 
 
 // ---------------------------------------------------------------------------------------------
 // Collider contacts, wide: the per-particle strategy's form of resolveBodyContacts (sequential
-// impulses), with the same result to the bit. The gather is one thread per particle and a scan
-// (instead of one thread walking its body's particles); push-out is a per-particle depth, a
-// fixed-order segmented maximum by body (chunks of kMatchChunk, then the chunks) and a per-body
-// move, pass after pass. What stays per body is the contact solve over the body's gathered
-// contacts (at most max_contacts_per_body). Candidates are numbered so that a stable compaction
-// gives each body its contacts in resolveBodyContacts' order (collider by collider, particles in
-// order): body b's block starts at K·offset_b, collider k's run within it at k·count_b.
+// impulses), with the same result to the bit. Work is split by chunk — the same runs of at most
+// kMatchChunk particles of one body as the matching sums — so no thread walks a body's
+// particles: the gather counts each chunk's contacts, a scan places them, the chunk writes them;
+// push-out takes each chunk's deepest point and then, per body, the deepest of its chunks in
+// order, pass after pass. What stays per body is the contact solve over the body's gathered
+// contacts (at most max_contacts_per_body) and O(chunks) reductions. Counts are numbered so that
+// the scan gives each body its contacts in resolveBodyContacts' order (collider by collider,
+// particles in order): body b's block starts at K·firstChunk_b, collider k's run at k·chunks_b.
 
-SMASH_HD int candidateIndex(const StepParams& p, const BodyData& b, int k, int particle) {
-  return p.colliderCount * b.particleOffset + k * b.particleCount + (particle - b.particleOffset);
+SMASH_HD int chunkCountIndex(const StepParams& p, int bodyIndex, int k, int c) {
+  const int firstChunk = p.bodyFirstChunk[bodyIndex];
+  const int chunks = p.bodyFirstChunk[bodyIndex + 1] - firstChunk;
+  return p.colliderCount * firstChunk + k * chunks + (c - firstChunk);
+}
+
+/// The particles [first, end) of chunk c and their body.
+struct ChunkRange {
+  int body, first, end;
+};
+SMASH_HD ChunkRange chunkRange(const StepParams& p, int c) {
+  const int first = p.chunkFirst[c];
+  const int bodyIndex = p.particleBody[first];
+  const BodyData& b = p.bodies[bodyIndex];
+  return {bodyIndex, first, glm::min(first + kMatchChunk, b.particleOffset + b.particleCount)};
 }
 
 /// Per body, at the matched pose: which colliders its particles may be within the margin of.
@@ -430,45 +443,43 @@ struct NearColliders {
   }
 };
 
-/// Per particle: is it a contact with collider k (1/0 per candidate)? The scan of these flags
-/// places every contact.
-struct ColliderCandidates {
+/// Per chunk: how many of its particles are contacts with each collider (the scan of these
+/// counts places every contact).
+struct ChunkContactCounts {
   StepParams p;
-  SMASH_HD void operator()(int i) const {
-    const int bodyIndex = p.particleBody[i];
-    const BodyData& b = p.bodies[bodyIndex];
-    const V3 r = b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]));
+  SMASH_HD void operator()(int c) const {
+    const ChunkRange range = chunkRange(p, c);
+    const BodyData& b = p.bodies[range.body];
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     for (int k = 0; k < p.colliderCount; ++k) {
-      int flag = 0;
-      if (p.bodyNear[bodyIndex * p.colliderCount + k])
-        flag = sdfCollider(p.colliders[k], b.centre + r).phi < p.contactMargin ? 1 : 0;
-      p.candidateFlag[candidateIndex(p, b, k, i)] = flag;
+      int count = 0;
+      if (p.bodyNear[range.body * p.colliderCount + k])
+        for (int i = range.first; i < range.end; ++i)
+          count += sdfCollider(p.colliders[k], b.centre + b.rotation * xyz(load4(rest[i - b.particleOffset]))).phi < p.contactMargin ? 1 : 0;
+      p.chunkContactCount[chunkCountIndex(p, range.body, k, c)] = count;
     }
   }
 };
 
-/// Per particle: writes its contacts into its body's slots at the scanned positions (those past
-/// the body's capacity are left to SolveColliderContacts).
-struct ColliderContactsScatter {
+/// Per chunk: writes its contacts into its body's slots at the scanned positions (those past the
+/// body's capacity are left to SolveColliderContacts).
+struct ChunkContactsScatter {
   StepParams p;
-  SMASH_HD void operator()(int i) const {
-    const int bodyIndex = p.particleBody[i];
-    const BodyData& b = p.bodies[bodyIndex];
-    const int shapeIndex = i - b.particleOffset;
-    const int first = p.candidateOffset[p.colliderCount * b.particleOffset];
-    ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
-    V3 r(0.0f);
-    bool rotated = false;
+  SMASH_HD void operator()(int c) const {
+    const ChunkRange range = chunkRange(p, c);
+    const BodyData& b = p.bodies[range.body];
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
+    const int base = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[range.body]];
+    ContactSlot* slots = p.contacts + static_cast<long long>(range.body) * p.contactCapacity;
     for (int k = 0; k < p.colliderCount; ++k) {
-      const int at = candidateIndex(p, b, k, i);
-      if (!p.candidateFlag[at]) continue;
-      const int slot = p.candidateOffset[at] - first;
-      if (slot >= p.contactCapacity) continue;
-      if (!rotated) {
-        r = b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + shapeIndex]));
-        rotated = true;
+      const int at = chunkCountIndex(p, range.body, k, c);
+      if (p.chunkContactCount[at] == 0) continue;
+      int slot = p.chunkContactOffset[at] - base;
+      for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
+        const V3 r = b.rotation * xyz(load4(rest[i - b.particleOffset]));
+        const SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
+        if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
       }
-      slots[slot] = colliderContact(r, shapeIndex, k, sdfCollider(p.colliders[k], b.centre + r));
     }
   }
 };
@@ -480,8 +491,8 @@ struct SolveColliderContacts {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     BodyData b = p.bodies[bodyIndex];
-    const int first = p.colliderCount * b.particleOffset;
-    const int total = p.candidateOffset[first + p.colliderCount * b.particleCount] - p.candidateOffset[first];
+    const int total = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[bodyIndex + 1]] -
+                      p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[bodyIndex]];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
     int count = total;
     if (total > p.contactCapacity) {
@@ -498,41 +509,27 @@ struct SolveColliderContacts {
   }
 };
 
-/// Push-out against collider k, part 1, per particle: its depth (−φ) and normal, 0 when its
-/// body is not tested against k in this pass (pushOut's mayTouch gate, or the body is done).
-struct PushOutDepths {
-  StepParams p;
-  int collider;
-  SMASH_HD void operator()(int i) const {
-    const int bodyIndex = p.particleBody[i];
-    if (!p.pushGate[bodyIndex]) return;  // ChunkDeepest does not read a gated body's depths
-    const BodyData& b = p.bodies[bodyIndex];
-    const V3 r = b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)]));
-    const SdfSample<float> s = sdfCollider(p.colliders[collider], b.centre + r);
-    p.pushDepth[i] = Float4(s.gradient, -s.phi);
-  }
-};
-
-/// Part 2, per chunk: the deepest of its particles (the first one on ties), as pushOut finds it.
+/// Push-out against collider k, part 1, per chunk: its deepest point (−φ, the first on ties) and
+/// normal, as pushOut finds it; nothing when its body is not tested against k in this pass
+/// (pushOut's mayTouch gate, or the body is done).
 struct ChunkDeepest {
   StepParams p;
+  int collider;
   SMASH_HD void operator()(int c) const {
-    const int first = p.chunkFirst[c];
-    const int bodyIndex = p.particleBody[first];
+    const ChunkRange range = chunkRange(p, c);
+    if (!p.pushGate[range.body]) return;  // PushOutApply reads no chunk of a gated-off body
+    const BodyData& b = p.bodies[range.body];
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     Float4 deepest(V3(0.0f), 0.0f);
-    if (p.pushGate[bodyIndex]) {
-      const BodyData& b = p.bodies[bodyIndex];
-      const int end = glm::min(first + kMatchChunk, b.particleOffset + b.particleCount);
-      for (int i = first; i < end; ++i) {
-        const Float4 d = load4(p.pushDepth[i]);
-        if (d.w > deepest.w) deepest = d;
-      }
+    for (int i = range.first; i < range.end; ++i) {
+      const SdfSample<float> s = sdfCollider(p.colliders[collider], b.centre + b.rotation * xyz(load4(rest[i - b.particleOffset])));
+      if (-s.phi > deepest.w) deepest = Float4(s.gradient, -s.phi);
     }
     p.chunkDeepest[c] = deepest;
   }
 };
 
-/// Part 3, per body: the deepest over its chunks in order moves the body out along its normal;
+/// Part 2, per body: the deepest over its chunks in order moves the body out along its normal;
 /// after the last collider of a pass, a body that did not move is done (pushOut's passes stop);
 /// arms the next collider's gate.
 struct PushOutApply {
