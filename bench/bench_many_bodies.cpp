@@ -1,7 +1,12 @@
 // Many bodies without body contact: throughput of every backend side by side.
 //
 //   smash_bench [--backends reference,cpp,omp,cuda] [--bodies 1,4,16,...] [--particles 3483]
-//               [--seconds 1.0] [--machine NAME] [--out FILE.json]
+//               [--seconds 1.0] [--machine NAME] [--out FILE.json] [--gpu-model h100|h200]
+//
+// --gpu-model adds, per configuration, the GPU model of the CUDA backend's step (gpu_model.h):
+// the launches of a few steps of the per-particle layout counted on the OpenMP backend, priced
+// as a roofline on the named GPU. Labelled a model; when the cuda backend ran in the same
+// invocation, its measured stage times are printed beside it.
 //
 // Scene: N bunnies (the lab mesh, scale 0.4; --particles picks the vertices or N surface samples)
 // on a grid, spaced so they never touch each other, with shape matching. --scene free: spinning
@@ -33,6 +38,7 @@
 
 #include "core/error.h"
 #include "core/mesh.h"
+#include "gpu_model.h"
 #include "reference/reference_world.h"
 #include "world/world.h"
 
@@ -157,7 +163,7 @@ std::string cpuModel() {
 int main(int argc, char** argv) {
   CLI::App app{"smash_bench: many bodies without body contact, every backend side by side"};
   std::string backends = "reference,cpp,omp,cuda", bodiesList = "1,4,16,64,256,1024", out, machine;
-  std::string strategyName = "auto", sceneKind = "free";
+  std::string strategyName = "auto", sceneKind = "free", gpuModel;
   int particles = 0;
   double seconds = 1.0, referenceMaxParticles = 1.0e6;
   app.add_option("--backends", backends, "comma-separated: reference, cpp, omp, cuda (unavailable ones are skipped)");
@@ -171,6 +177,8 @@ int main(int argc, char** argv) {
   app.add_option("--scene", sceneKind, "free: spinning without gravity above the plane; resting: standing on it")
       ->check(CLI::IsMember({"free", "resting"}));
   app.add_option("--machine", machine, "machine name recorded in the results");
+  app.add_option("--gpu-model", gpuModel, "also print the GPU model of each configuration (h100 or h200)")
+      ->check(CLI::IsMember({"h100", "h200"}));
   app.add_option("--out", out, "write results as JSON (Google-Benchmark-like: context + benchmarks)");
   CLI11_PARSE(app, argc, argv);
 
@@ -213,6 +221,7 @@ int main(int argc, char** argv) {
       const int n = std::stoi(count);
       smash::Scene scene = benchScene(bunny, n, sceneKind == "resting");
       const double np = double(n) * double(bunny.rest.size());
+      std::map<std::string, double> cudaStageMs;
       for (const std::string& name : split(backends)) {
         Measurement m;
         std::string layout = "-";
@@ -248,6 +257,7 @@ int main(int argc, char** argv) {
         if (name != "cuda") entry["bandwidth_bound_fraction"] = fraction;
         for (std::size_t k = 0; k < m.stages.names.size(); ++k) {
           double ms = m.stages.seconds[k] / m.steps * 1e3;
+          if (name == "cuda") cudaStageMs[m.stages.names[k]] = ms;
           entry["stages_ms_per_step"][m.stages.names[k]] = ms;
           char buf[64];
           std::snprintf(buf, sizeof buf, "%s%.3g", stages.empty() ? "" : " / ", ms);
@@ -259,6 +269,17 @@ int main(int argc, char** argv) {
                     name == "cuda" ? "-" : (std::to_string(fraction).substr(0, 5)).c_str(),
                     stages.c_str());
         std::fflush(stdout);
+      }
+      if (!gpuModel.empty()) {
+        // The CUDA backend's layout (per particle), run on the OpenMP backend for its launches.
+        auto world = smash::World::create(smash::Backend::Omp, scene, smash::StepStrategy::PerParticle);
+        for (int s = 0; s < 3; ++s) world->step();
+        world->setCensus(true);
+        for (int s = 0; s < 4; ++s) world->step();
+        Json model = smash::bench::printGpuModel(world->census(), smash::bench::gpuSpec(gpuModel), np,
+                                                 sceneKind + ", " + count + " bunnies", cudaStageMs);
+        model["bodies"] = n;
+        results["gpu_model"].push_back(model);
       }
     }
     if (!out.empty()) {

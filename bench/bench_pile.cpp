@@ -5,6 +5,11 @@
 // every body against the baked SDFs of the bodies it overlaps (scene/run_checks.h), from poses.
 //
 //   smash_bench_pile --scene scenes/rain_1k.json --backends omp --peer bullet --out result.json
+//   smash_bench_pile --scene scenes/rain_64k.json --backends none --frames 3 --gpu-model h200
+//
+// --gpu-model prints the GPU model (gpu_model.h) of the last two steps of the run, counted on
+// the OpenMP backend with the CUDA backend's layout (per particle), beside the measured stage
+// times of a cuda run in the same invocation.
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -20,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "gpu_model.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
 #include "world/world.h"
@@ -76,7 +82,7 @@ Result run(const std::string& name, const smash::Scene& scene, int frames,
 
 int main(int argc, char** argv) {
   CLI::App app{"smash_bench_pile: a pile scene on smash's backends and, optionally, in Bullet"};
-  std::string scenePath, backends = "omp", peer = "none", out, machine;
+  std::string scenePath, backends = "omp", peer = "none", out, machine, gpuModel;
   int frames = -1;
   app.add_option("--scene", scenePath, "scene file (JSON), e.g. scenes/rain_1k.json")->required();
   app.add_option("--backends", backends, "comma-separated smash backends: cpp, omp, cuda (unavailable ones are skipped)");
@@ -84,6 +90,8 @@ int main(int argc, char** argv) {
   app.add_option("--frames", frames, "frames to run, overriding the scene's")->check(CLI::PositiveNumber);
   app.add_option("--machine", machine, "machine name recorded in the results");
   app.add_option("--out", out, "write results as JSON");
+  app.add_option("--gpu-model", gpuModel, "also print the GPU model of the run's last steps (h100 or h200)")
+      ->check(CLI::IsMember({"h100", "h200"}));
   CLI11_PARSE(app, argc, argv);
   try {
     const smash::Scene scene = smash::loadScene(scenePath);
@@ -105,6 +113,7 @@ int main(int argc, char** argv) {
     std::vector<Result> results;
     std::stringstream list(backends);
     for (std::string name; std::getline(list, name, ',');) {
+      if (name == "none") continue;
       const smash::Backend backend = smash::parseBackend(name);
       if (!smash::backendAvailable(backend)) {
         std::printf("%s: not available here, skipped\n", name.c_str());
@@ -174,6 +183,25 @@ int main(int argc, char** argv) {
       if (r.touchingPairs >= 0) j["touching_pairs"] = r.touchingPairs;
       if (!r.stages.empty()) j["stages_ms_per_step"] = r.stages;
       json["results"].push_back(j);
+    }
+    if (!gpuModel.empty()) {
+      // The CUDA backend's layout, run on the OpenMP backend to the same frame; the last two
+      // steps are counted.
+      auto world = smash::World::create(smash::Backend::Omp, scene, smash::StepStrategy::PerParticle);
+      const long steps = static_cast<long>(frames) * scene.substeps;
+      for (long s = 0; s + 2 < steps; ++s) world->step();
+      world->setCensus(true);
+      world->step();
+      world->step();
+      std::map<std::string, double> measured;
+      for (const Result& r : results)
+        if (r.solver == "smash-cuda")
+          for (const auto& [stage, ms] : r.stages.items()) measured[stage] = ms.get<double>();
+      char label[160];
+      std::snprintf(label, sizeof label, "%s, steps %ld-%ld of the run", scene.name.c_str(), steps - 1, steps);
+      json["gpu_model"] = smash::bench::printGpuModel(world->census(), smash::bench::gpuSpec(gpuModel),
+                                                      static_cast<double>(particles), label, measured);
+      json["gpu_model"]["touching_pairs"] = world->touchingPairs();
     }
     if (!out.empty()) {
       const std::string tmp = out + ".partial";

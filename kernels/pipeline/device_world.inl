@@ -268,33 +268,58 @@ class DeviceWorld final : public World {
     ++steps_;
     if (nb == 0) return;
     const StepParams p = params();
-    auto policy = System::policy()(allocator_);
-    thrust::counting_iterator<int> first(0);
     const bool shapeMatching = scene_.solver.method == Method::ShapeMatching;
+    const double chunks = static_cast<double>(chunkFirst_.size()), BD = sizeof(BodyData);
     if (bodyContacts_ || wideColliderContacts_)
-      thrust::copy(policy, bodies_.begin(), bodies_.end(), bodiesStart_.begin());
+      stage(kBodies, [&] {
+        // The step's starting state, for the watchdog at the end of the deferred contact phases.
+        thrust::copy(System::policy()(allocator_), bodies_.begin(), bodies_.end(), bodiesStart_.begin());
+        record("copy bodies (step start)", 1, nb, 2 * nb * BD);
+      });
     if (strategy_ == StepStrategy::PerBody) {
-      stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, FusedBodyStep{p, shapeMatching}); });
+      // One thread per body for the whole step: reads x, v and writes x, v of its particles.
+      stage(kBodies, [&] {
+        launch("FusedBodyStep", nb, FusedBodyStep{p, shapeMatching}, n * 64.0 + nb * 2 * BD, 3.0 * n / nb);
+      });
       if (bodyContacts_) {
         bodyContactPhase();
-        stage(kProject, [&] { thrust::for_each(policy, first, first + nb, ProjectBodies{params()}); });
+        stage(kProject, [&] { launch("ProjectBodies", nb, ProjectBodies{params()}, n * 32.0 + nb * BD, double(n) / nb); });
       }
       return;
     }
+    // resolveBodyContacts inside the per-body functors, for the model: gather and push-out over
+    // the body's particles per collider, the solve over its (at most capacity) contacts.
+    const double perParticles = double(n) / nb, colliders = double(colliders_.size());
+    const double perBodyContactLoops =
+        p.deferContacts || colliders == 0
+            ? 0
+            : perParticles * colliders * 2 + std::min<double>(perParticles, scene_.solver.maxContactsPerBody) *
+                                                  (1 + scene_.solver.contactIterations);
+    // Model bytes (docs/profiling.md): DRAM traffic of each kernel, with per-shape data (rest
+    // offsets, fields) and the colliders cache-resident; a body's data read by its particles
+    // counted once per body.
     if (shapeMatching) {
-      stage(kIntegrate, [&] { thrust::for_each(policy, first, first + n, IntegrateParticles{p}); });
+      stage(kIntegrate, [&] { launch("IntegrateParticles", n, IntegrateParticles{p}, n * 52.0 + nb * BD); });
       stage(kMatchSums, [&] {
-        const int chunks = static_cast<int>(chunkFirst_.size());
-        thrust::for_each(policy, first, first + chunks, ChunkMatchSums{p});
-        thrust::for_each(policy, first, first + nb, BodyMatchSums{p});
+        launch("ChunkMatchSums", static_cast<int>(chunks), ChunkMatchSums{p},
+               n * 32.0 + chunks * (8 + sizeof(MatchSums)) + nb * BD);
+        launch("BodyMatchSums", nb, BodyMatchSums{p}, chunks * sizeof(MatchSums) + nb * (8.0 + sizeof(MatchSums)));
       });
-      stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, MatchBodies{p}); });
+      // With the contacts deferred to a wide phase, MatchBodies is O(1) per body; otherwise it
+      // runs resolveBodyContacts' loops over the body's particles.
+      stage(kBodies, [&] {
+        launch(p.deferContacts ? "MatchBodies" : "MatchBodies+contacts (per body)", nb, MatchBodies{p},
+               nb * (2 * BD + sizeof(MatchSums)), perBodyContactLoops);
+      });
     } else {
-      stage(kBodies, [&] { thrust::for_each(policy, first, first + nb, ImpulseBodies{p}); });
+      stage(kBodies, [&] {
+        launch(p.deferContacts ? "ImpulseBodies" : "ImpulseBodies+contacts (per body)", nb, ImpulseBodies{p},
+               nb * 2 * BD, perBodyContactLoops);
+      });
     }
     if (wideColliderContacts_) colliderContactPhase();
     if (bodyContacts_) bodyContactPhase();
-    stage(kProject, [&] { thrust::for_each(policy, first, first + n, ProjectParticles{params()}); });
+    stage(kProject, [&] { launch("ProjectParticles", n, ProjectParticles{params()}, n * 36.0 + nb * BD); });
   }
 
   /// Collider contacts of the per-particle strategy ("Collider contacts, wide" in
@@ -305,23 +330,30 @@ class DeviceWorld final : public World {
     const int nb = static_cast<int>(bodies_.size());
     const int colliders = static_cast<int>(colliders_.size());
     const int chunks = static_cast<int>(chunkFirst_.size());
-    auto policy = System::policy()(allocator_);
-    thrust::counting_iterator<int> first(0);
+    const double BD = sizeof(BodyData), C = sizeof(ContactSlot), K = colliders;
     const StepParams p = params();
     stage(kColliderContacts, [&] {
-      thrust::for_each(policy, first, first + nb, NearColliders{p});
-      thrust::for_each(policy, first, first + chunks, ChunkContactCounts{p});
-      System::exclusiveScan(policy, p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
-      thrust::for_each(policy, first, first + chunks, ChunkContactsScatter{p});
-      thrust::for_each(policy, first, first + nb, SolveColliderContacts{p});
+      launch("NearColliders", nb, NearColliders{p}, nb * (BD + 4 * K));
+      launch("ChunkContactCounts", chunks, ChunkContactCounts{p}, chunks * (8 + 8 * K) + nb * BD);
+      collective("scan (contact counts)", [&] {
+        System::exclusiveScan(System::policy()(allocator_), p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
+      }, kScanLaunches, (K * chunks + 1) * 8.0);
+      // Data-dependent traffic for the model only: the contacts this step gathered.
+      const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
+      const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
+      launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
+      launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 20) + 2 * contacts * C,
+             mostContacts * (1 + scene_.solver.contactIterations));
     });
     stage(kPushOut, [&] {
       for (int pass = 0; pass < kPushOutPasses; ++pass)
         for (int k = 0; k < colliders; ++k) {
-          thrust::for_each(policy, first, first + chunks, ChunkDeepest{p, k});
-          thrust::for_each(policy, first, first + nb, PushOutApply{p, k});
+          const double gated = census_ ? censusCount(pushGate_) : 0;
+          const double gatedChunks = nb ? gated * chunks / nb : 0;  // bodies of one shape size: exact
+          launch("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 16 + gated * BD);
+          launch("PushOutApply", nb, PushOutApply{p, k}, nb * (BD + 12) + gatedChunks * 16);
         }
-      thrust::for_each(policy, first, first + nb, WatchBodies{p});
+      launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
     });
   }
 
@@ -329,15 +361,18 @@ class DeviceWorld final : public World {
   /// number of candidate pairs, to size this step's pair passes.
   void bodyContactPhase() {
     const int nb = static_cast<int>(bodies_.size());
-    auto policy = System::policy()(allocator_);
-    thrust::counting_iterator<int> first(0);
     StepParams p = params();
+    const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>), PI = sizeof(PairImpulse<float>);
     stage(kBroadPhase, [&] {
-      thrust::for_each(policy, first, first + nb, BoundsKeys{p});
-      System::stableSortByKey(policy, p.sortKeys, p.sortOrder, nb, sortScratchF_);
-      thrust::for_each(policy, first, first + nb, SweepPairs{p, false});
+      launch("BoundsKeys", nb, BoundsKeys{p}, nb * (BD + 8));
+      collective("stable sort (box keys)", [&] {
+        System::stableSortByKey(System::policy()(allocator_), p.sortKeys, p.sortOrder, nb, sortScratchF_);
+      }, kSortLaunches32, nb * kSortBytesPerElement32);
+      launch("SweepPairs (count)", nb, SweepPairs{p, false}, nb * (BD + 12));
       // pairsFound has one more entry, always 0, so the scan's last entry is the total.
-      System::exclusiveScan(policy, p.pairsFound, nb + 1, p.pairsOffset);
+      collective("scan (pairs per body)", [&] {
+        System::exclusiveScan(System::policy()(allocator_), p.pairsFound, nb + 1, p.pairsOffset);
+      }, kScanLaunches, (nb + 1) * 8.0);
       // The one host read of a step: the pair count sizes this step's pair passes and their
       // contact slots (issue 10 keeps it on the device once contacts live in one fixed pool).
       const long long total = readBack(p.pairsOffset + nb);
@@ -347,25 +382,41 @@ class DeviceWorld final : public World {
       // The candidate buffers have the full capacity; only the contact slots grow.
       grow(pairContacts_, static_cast<std::size_t>(pairCount_) * static_cast<std::size_t>(scene_.solver.maxContactsPerPair));
       p = params();
-      thrust::for_each(policy, first, first + nb, SweepPairs{p, true});
-      System::sortKeys(policy, p.pairKeys, pairCount_);
+      launch("SweepPairs (write)", nb, SweepPairs{p, true}, nb * (BD + 12) + pairCount_ * 8.0);
+      collective("sort (pair keys, 64-bit)", [&] { System::sortKeys(System::policy()(allocator_), p.pairKeys, pairCount_); },
+                 kSortLaunches64, pairCount_ * kSortBytesPerElement64);
     });
+    const double pairs = pairCount_;
     stage(kNarrowPhase, [&] {
-      thrust::for_each(policy, first, first + pairCount_, PairContactsOf{p});
-      thrust::for_each(policy, first, first + pairCount_, PairIncidences{p});
-      System::stableSortByKey(policy, p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
-      System::lowerBounds(policy, p.incidenceBody, 2 * pairCount_, nb + 1, p.incidenceStart);
+      launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),
+             2.0 * static_cast<double>(position_.size()) / nb);
+      launch("PairIncidences", pairCount_, PairIncidences{p}, pairs * 24.0);
+      collective("stable sort (incidences)", [&] {
+        System::stableSortByKey(System::policy()(allocator_), p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
+      }, kSortLaunches32, 2 * pairs * kSortBytesPerElement32);
+      collective("lower bound (incidence starts)", [&] {
+        System::lowerBounds(System::policy()(allocator_), p.incidenceBody, 2 * pairCount_, nb + 1, p.incidenceStart);
+      }, 1, (nb + 1) * 8.0);
     });
+    // For the model only: the contact points the narrow phase found (read by every round).
+    const double pairContacts = census_ ? censusSum(pairContactCount_, pairCount_) : 0;
+    const double mostPairContacts = census_ ? censusMax(pairContactCount_, pairCount_) : 0;
+    const double particlesPerBody = static_cast<double>(position_.size()) / nb;
     stage(kSolve, [&] {
-      thrust::for_each(policy, first, first + nb, PrepareBodies{p});
-      thrust::for_each(policy, first, first + pairCount_, PreparePairs{p});
-      thrust::for_each(policy, first, first + nb, SweepCollidersAndApply{p, true});
+      launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
+             particlesPerBody * double(colliders_.size()));
+      launch("PreparePairs", pairCount_, PreparePairs{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
+             mostPairContacts);
+      launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (2 * BD + PI) + 2 * pairs * (8 + PI));
       for (int it = 0; it < scene_.solver.contactIterations; ++it) {
-        thrust::for_each(policy, first, first + pairCount_, SweepPairContacts{p});
-        thrust::for_each(policy, first, first + nb, SweepCollidersAndApply{p, false});
+        launch("SweepPairContacts", pairCount_, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
+               mostPairContacts);
+        launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
+               nb * (2 * BD + PI + 12) + 2 * pairs * (8 + PI));
       }
-      thrust::for_each(policy, first, first + nb, FinishPairBodies{p});
-      thrust::for_each(policy, first, first + nb, WatchBodies{p});
+      launch("FinishPairBodies", nb, FinishPairBodies{p}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
+             mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size()));
+      launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
     });
     // This step's contacts become the next step's warm start.
     previousPairKeys_.swap(pairKeys_);
@@ -575,6 +626,21 @@ class DeviceWorld final : public World {
   long temporaryAllocations() const override { return allocator_.allocations(); }
   std::int64_t stepHostReads() const override { return stepHostReads_; }
 
+  void setCensus(bool on) override {
+    census_ = on;
+    censusRecords_.clear();
+    censusOrder_.clear();
+    censusStepsStart_ = steps_;
+    censusReadsStart_ = stepHostReads_;
+  }
+  Census census() const override {
+    Census c;
+    c.steps = steps_ - censusStepsStart_;
+    c.hostReads = stepHostReads_ - censusReadsStart_;
+    for (const std::string& key : censusOrder_) c.launches.push_back(censusRecords_.at(key));
+    return c;
+  }
+
  private:
   enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve, kColliderContacts, kPushOut };
   inline static const std::vector<const char*> kStageNames = {
@@ -584,6 +650,7 @@ class DeviceWorld final : public World {
 
   template <class F>
   void stage(Stage s, F&& work) {
+    currentStage_ = s;
     SMASH_NVTX_PUSH(kStageNames[s]);
     if (!profiling_) {
       work();
@@ -675,6 +742,81 @@ class DeviceWorld final : public World {
                                      static_cast<float>(s.penalty.buffer),
                                      static_cast<float>(s.penalty.barrier)};
     return p;
+  }
+
+  // Kernel launch census for the GPU model (World::census). Launch and byte counts of Thrust's
+  // collectives are the model's assumptions for CUB on sm_90: a decoupled look-back scan is 2
+  // kernels reading and writing each element once; an onesweep radix sort of 32-bit keys with
+  // 32-bit values is a histogram and 4 passes reading and writing keys and values (64-bit keys:
+  // 8 passes).
+  static constexpr int kScanLaunches = 2;
+  static constexpr int kSortLaunches32 = 5, kSortLaunches64 = 9;
+  static constexpr double kSortBytesPerElement32 = 4 * 2 * 8.0, kSortBytesPerElement64 = 8 * 2 * 8.0;
+
+  /// One kernel over `count` elements (each a call of `functor`); `bytes` is its modelled DRAM
+  /// traffic, recorded when the census is on.
+  template <class F>
+  void launch(const char* kernel, int count, const F& functor, double bytes, double serialSteps = 0) {
+    record(kernel, 1, count, bytes, serialSteps);
+    if (count <= 0) return;
+    thrust::counting_iterator<int> first(0);
+    thrust::for_each(System::policy()(allocator_), first, first + count, functor);
+  }
+
+  template <class Run>
+  void collective(const char* name, Run&& run, int launches, double bytes) {
+    record(name, launches, bytes > 0 ? 1 : 0, bytes);
+    run();
+  }
+
+  void record(const char* kernel, int launches, double elements, double bytes, double serialSteps = 0) {
+    if (!census_) return;
+    const std::string key = std::string(kStageNames[currentStage_]) + "\n" + kernel;
+    LaunchRecord& r = censusRecords_[key];
+    if (r.kernel.empty()) {
+      r.stage = kStageNames[currentStage_];
+      r.kernel = kernel;
+      censusOrder_.push_back(key);
+    }
+    r.launches += launches;
+    r.elements += elements;
+    r.bytes += bytes;
+    r.serialSteps += serialSteps;
+  }
+
+  // Reads for the model only (census on): never part of a normal step.
+  double censusRead(const int* deviceValue) const {
+    int v = 0;
+    System::copyToHost(&v, deviceValue, 1);
+    return v;
+  }
+  double censusCount(const Vector<int>& flags) const {
+    thrust::host_vector<int> h = flags;
+    double n = 0;
+    for (int x : h) n += x != 0 ? 1 : 0;
+    return n;
+  }
+  double censusMax(const Vector<int>& v, int count) const {
+    if (count <= 0) return 0;
+    thrust::host_vector<int> h(v.begin(), v.begin() + count);
+    return *std::max_element(h.begin(), h.end());
+  }
+  /// The most contacts any body gathered (from the scanned chunk counts).
+  double censusMaxBodyContacts() const {
+    thrust::host_vector<int> offset = chunkContactOffset_;
+    thrust::host_vector<int> firstChunk = bodyFirstChunk_;
+    const int K = static_cast<int>(colliders_.size());
+    int most = 0;
+    for (std::size_t b = 0; b + 1 < firstChunk.size(); ++b)
+      most = std::max(most, offset[static_cast<std::size_t>(K * firstChunk[b + 1])] - offset[static_cast<std::size_t>(K * firstChunk[b])]);
+    return most;
+  }
+  double censusSum(const Vector<int>& v, int count) const {
+    if (count <= 0) return 0;
+    thrust::host_vector<int> h(v.begin(), v.begin() + count);
+    double n = 0;
+    for (int x : h) n += x;
+    return n;
   }
 
   /// A device→host read made by a step; counted (stepHostReads), because on CUDA each one is a
@@ -777,6 +919,11 @@ class DeviceWorld final : public World {
   bool profiling_ = false;
   std::int64_t steps_ = 0;
   std::int64_t stepHostReads_ = 0;
+  bool census_ = false;
+  Stage currentStage_ = kIntegrate;
+  std::map<std::string, LaunchRecord> censusRecords_;
+  std::vector<std::string> censusOrder_;
+  std::int64_t censusStepsStart_ = 0, censusReadsStart_ = 0;
   std::vector<double> stageSeconds_;
 };
 

@@ -56,6 +56,27 @@ struct StageTimes {
   std::vector<double> seconds;
 };
 
+/// One kernel (or one collective: scan, sort, search) of a step as the CUDA backend launches it,
+/// counted on any backend for the GPU model (smash_bench --gpu-model, docs/profiling.md):
+/// launches, elements, and the bytes it moves to and from memory under the model's assumptions.
+struct LaunchRecord {
+  std::string stage;
+  std::string kernel;
+  std::int64_t launches = 0;
+  double elements = 0;
+  double bytes = 0;
+  /// Σ over launches of the longest loop one thread runs (iterations), for kernels whose threads
+  /// loop over a body's or a pair's particles or contacts; 0 for the wide ones.
+  double serialSteps = 0;
+};
+
+/// The launches of the steps since setCensus(true), in first-launch order, and the host reads.
+struct Census {
+  std::int64_t steps = 0;
+  std::int64_t hostReads = 0;
+  std::vector<LaunchRecord> launches;
+};
+
 class World {
  public:
   /// Throws InputError when the backend is not available (not compiled, or no device).
@@ -112,6 +133,11 @@ class World {
   /// step without body–body contacts, 1 per step with them. Profiling's per-stage
   /// synchronisation is not a read and is not counted.
   virtual std::int64_t stepHostReads() const = 0;
+
+  /// Starts (or stops) counting launches for the GPU model; starting clears the count. With the
+  /// census on, a step also reads contact counts back for the model (not counted as its reads).
+  virtual void setCensus(bool on) = 0;
+  virtual Census census() const = 0;
 
   virtual void setProfiling(bool on) = 0;
   virtual StageTimes stageTimes() const = 0;

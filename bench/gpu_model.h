@@ -1,0 +1,150 @@
+// The GPU model: what a step of the CUDA backend would cost on an H100 or H200, from the launch
+// census (World::census) of the same steps run on a CPU backend with the CUDA backend's layout.
+// Always labelled a model: no GPU has run it. scripts/gpu-check.sh puts measured stage times
+// next to it on a machine with a GPU.
+//
+// Per kernel:  time = launch cost + max(bytes / sustained bandwidth, serial steps × step latency)
+// Per step:    Σ kernels + host reads × host round trip
+// Assumptions (docs/profiling.md): sustained bandwidth H200 4.3 TB/s, H100 3.0 TB/s (DESIGN.md's
+// device-to-device figures); a kernel launch costs 2.5 µs in a stream and 1.0 µs in a CUDA graph;
+// a host read (copy + wait) costs 10 µs. A kernel whose threads loop over a body's or a pair's
+// particles or contacts is priced by its longest loop too (LaunchRecord::serialSteps): one
+// iteration — an SDF sample or one contact's impulse update, about 200 dependent cycles — at
+// 0.1 µs; the table marks those stages [serial loops] (kernels/gpu_budget.txt names them).
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "world/world.h"
+
+namespace smash::bench {
+
+struct GpuSpec {
+  std::string name;
+  double bandwidth = 0;         // bytes per second, sustained
+  double launchSeconds = 2.5e-6;
+  double graphLaunchSeconds = 1.0e-6;
+  double hostReadSeconds = 10e-6;
+  double serialStepSeconds = 0.1e-6;
+  int smCount = 0;
+};
+
+inline GpuSpec gpuSpec(const std::string& name) {
+  if (name == "h200") return {"H200 (model)", 4.3e12, 2.5e-6, 1.0e-6, 10e-6, 0.1e-6, 132};
+  if (name == "h100") return {"H100 (model)", 3.0e12, 2.5e-6, 1.0e-6, 10e-6, 0.1e-6, 132};
+  throw InputError("--gpu-model: unknown GPU '" + name + "' (h100 or h200)");
+}
+
+/// Kernels whose threads loop over a body's or a pair's particles or contacts (see
+/// kernels/gpu_budget.txt): the roofline is a lower bound there, not an estimate.
+inline bool serialKernel(const std::string& kernel) {
+  static const char* names[] = {"FusedBodyStep", "ProjectBodies", "MatchBodies+contacts", "ImpulseBodies+contacts",
+                                "SolveColliderContacts", "PairContactsOf", "PreparePairs",
+                                "SweepPairContacts", "PrepareBodies", "SweepCollidersAndApply",
+                                "FinishPairBodies", "SweepPairs"};
+  for (const char* n : names)
+    if (kernel.rfind(n, 0) == 0) return true;
+  return false;
+}
+
+/// Prints the model of one configuration and returns it as JSON. `particles` sizes the 64 B bound;
+/// `measuredStageMs` (stage name → measured ms per step on a GPU, may be empty) adds a column.
+inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, double particles,
+                                    const std::string& label,
+                                    const std::map<std::string, double>& measuredStageMs = {}) {
+  using Json = nlohmann::json;
+  const double steps = census.steps > 0 ? static_cast<double>(census.steps) : 1.0;
+  struct StageSum {
+    double launches = 0, bytes = 0, seconds = 0, graphSeconds = 0;
+    bool serial = false;
+  };
+  std::map<std::string, StageSum> stages;
+  std::vector<std::string> order;
+  Json kernels = Json::array();
+  double launches = 0, bytes = 0;
+  for (const LaunchRecord& r : census.launches) {
+    const double l = static_cast<double>(r.launches) / steps, b = r.bytes / steps;
+    const double work = std::max(b / gpu.bandwidth, r.serialSteps / steps * gpu.serialStepSeconds);
+    const double t = l * gpu.launchSeconds + work;
+    const double tg = l * gpu.graphLaunchSeconds + work;
+    if (!stages.count(r.stage)) order.push_back(r.stage);
+    StageSum& s = stages[r.stage];
+    s.launches += l;
+    s.bytes += b;
+    s.seconds += t;
+    s.graphSeconds += tg;
+    s.serial = s.serial || serialKernel(r.kernel) || r.serialSteps > 0;
+    launches += l;
+    bytes += b;
+    kernels.push_back({{"stage", r.stage},
+                       {"kernel", r.kernel},
+                       {"launches_per_step", l},
+                       {"elements_per_step", r.elements / steps},
+                       {"bytes_per_step", b},
+                       {"serial_steps_per_step", r.serialSteps / steps},
+                       {"model_us_per_step", t * 1e6},
+                       {"serial_loops", serialKernel(r.kernel) || r.serialSteps > 0}});
+  }
+  const double waits = static_cast<double>(census.hostReads) / steps;
+  double total = waits * gpu.hostReadSeconds, totalGraph = total;
+  for (const auto& [name, s] : stages) {
+    total += s.seconds;
+    totalGraph += s.graphSeconds;
+  }
+  const double bound = particles * 64.0 / gpu.bandwidth;
+  std::printf("\nGPU MODEL (not a measurement) — %s, %s: %.0f particles, %g steps censused on a CPU backend\n",
+              gpu.name.c_str(), label.c_str(), particles, steps);
+  std::printf("  %-58s %8s %10s %11s %11s%s\n", "stage", "launches", "MB/step", "model µs", "graph µs",
+              measuredStageMs.empty() ? "" : "  measured µs");
+  Json stageJson = Json::array();
+  for (const std::string& name : order) {
+    const StageSum& s = stages[name];
+    std::string shown = name + (s.serial ? " [serial loops]" : "");
+    std::printf("  %-58s %8.0f %10.3f %11.1f %11.1f", shown.c_str(), s.launches, s.bytes / 1e6,
+                s.seconds * 1e6, s.graphSeconds * 1e6);
+    Json j = {{"stage", name}, {"launches_per_step", s.launches}, {"bytes_per_step", s.bytes},
+              {"model_us_per_step", s.seconds * 1e6}, {"model_graph_us_per_step", s.graphSeconds * 1e6},
+              {"serial_loops", s.serial}};
+    auto m = measuredStageMs.find(name);
+    if (m != measuredStageMs.end()) {
+      std::printf("  %11.1f", m->second * 1e3);
+      j["measured_us_per_step"] = m->second * 1e3;
+    }
+    std::printf("\n");
+    stageJson.push_back(j);
+  }
+  std::printf("  host reads per step: %.2f (%.0f µs)\n", waits, waits * gpu.hostReadSeconds * 1e6);
+  std::printf("  total: %.0f launches, %.2f MB (%.1f B/particle), model %.3f ms/step in a stream, %.3f ms in a CUDA graph\n",
+              launches, bytes / 1e6, bytes / particles, total * 1e3, totalGraph * 1e3);
+  std::printf("  64 B/particle-step bound %.3f ms: model at %.0f%% of it (stream), %.0f%% (graph); %.3g particle-steps/s\n",
+              bound * 1e3, 100 * bound / total, 100 * bound / totalGraph, particles / total);
+  return {{"label", "model (not measured): " + gpu.name},
+          {"configuration", label},
+          {"particles", particles},
+          {"steps_censused", census.steps},
+          {"assumptions",
+           {{"bandwidth_Bps", gpu.bandwidth},
+            {"launch_s", gpu.launchSeconds},
+            {"graph_launch_s", gpu.graphLaunchSeconds},
+            {"host_read_s", gpu.hostReadSeconds},
+            {"serial_step_s", gpu.serialStepSeconds}}},
+          {"host_reads_per_step", waits},
+          {"launches_per_step", launches},
+          {"bytes_per_step", bytes},
+          {"bytes_per_particle_step", bytes / particles},
+          {"model_ms_per_step", total * 1e3},
+          {"model_graph_ms_per_step", totalGraph * 1e3},
+          {"bound_ms_per_step", bound * 1e3},
+          {"fraction_of_64B_bound", bound / total},
+          {"fraction_of_64B_bound_graph", bound / totalGraph},
+          {"stages", stageJson},
+          {"kernels", kernels}};
+}
+
+}  // namespace smash::bench
