@@ -225,6 +225,7 @@ int main(int argc, char** argv) {
       for (const std::string& name : split(backends)) {
         Measurement m;
         std::string layout = "-";
+        if (name == "none") continue;  // the GPU model alone
         if (name == "reference") {
           if (np > referenceMaxParticles) continue;
           m = runReference(scene, seconds);
