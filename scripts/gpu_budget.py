@@ -14,7 +14,8 @@ and compares it with kernels/gpu_budget.txt:
   * per-body and per-pair kernels are reported, and held to the limits their line gives ('-' means
     not checked: the line says why).
 
-Writes the report to BUILD/gpu-budget.txt and exits 1 when a budget is broken.
+Writes the report to BUILD/gpu-budget.txt (and ptxas' own output to BUILD/ptxas-v.log) and exits
+1 when a budget is broken.
 
     scripts/gpu_budget.py [--build build/ci] [--budget kernels/gpu_budget.txt]
 """
@@ -141,6 +142,9 @@ def main():
             report = f.read()
     else:
         report = compile_with_ptxas_report(args.build)
+        os.makedirs(args.build, exist_ok=True)
+        with open(os.path.join(args.build, "ptxas-v.log"), "w", encoding="utf-8") as f:
+            f.write(report)  # the raw report, for --report and for reading
     kernels = parse(report)
     if not kernels:
         sys.exit("ptxas reported no kernels: was the CUDA build configured?")

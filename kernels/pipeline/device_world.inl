@@ -182,7 +182,7 @@ class DeviceWorld final : public World {
     upload(position_, position);
     upload(velocity_, velocity);
     upload(particleBody_, particleBody);
-    // The fixed-order segmented sum's chunks (ChunkMatchSums): each body's particles in runs of
+    // The fixed-order segmented sum's chunks (IntegrateChunkSums): each body's particles in runs of
     // kMatchChunk.
     std::vector<int> chunkFirst, bodyFirstChunk;
     for (const BodyData& d : bodies) {
@@ -299,10 +299,12 @@ class DeviceWorld final : public World {
     // offsets, fields) and the colliders cache-resident; a body's data read by its particles
     // counted once per body.
     if (shapeMatching) {
-      stage(kIntegrate, [&] { launch("IntegrateParticles", n, IntegrateParticles{p}, n * 52.0 + nb * BD); });
-      stage(kMatchSums, [&] {
-        launch("ChunkMatchSums", static_cast<int>(chunks), ChunkMatchSums{p},
+      // x and v read once (32 B), nothing written; the body-level sums as 72 B per chunk.
+      stage(kIntegrate, [&] {
+        launch("IntegrateChunkSums", static_cast<int>(chunks), IntegrateChunkSums{p},
                n * 32.0 + chunks * (8 + sizeof(MatchSums)) + nb * BD);
+      });
+      stage(kMatchSums, [&] {
         launch("BodyMatchSums", nb, BodyMatchSums{p}, chunks * sizeof(MatchSums) + nb * (8.0 + sizeof(MatchSums)));
       });
       // With the contacts deferred to a wide phase, MatchBodies is O(1) per body; otherwise it
@@ -644,7 +646,7 @@ class DeviceWorld final : public World {
  private:
   enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve, kColliderContacts, kPushOut };
   inline static const std::vector<const char*> kStageNames = {
-      "integrate+collide", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
+      "integrate+collide (with the chunks' matching sums)", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
       "project", "broad phase (sort and sweep)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)",
       "collider contacts (gather by chunk, solve per body)", "push-out (segmented max by body)"};
 

@@ -91,7 +91,7 @@ struct StepParams {
   // bodies
   BodyData* bodies = nullptr;
   MatchSums* sums = nullptr;
-  MatchSums* chunkSums = nullptr;      // (nchunk) partial sums, see ChunkMatchSums
+  MatchSums* chunkSums = nullptr;      // (nchunk) partial sums, see IntegrateChunkSums
   const int* chunkFirst = nullptr;     // (nchunk) first particle of each chunk
   const int* bodyFirstChunk = nullptr; // (nbody + 1) first chunk of each body
   ContactSlot* contacts = nullptr;  // (nbody × contactCapacity)
@@ -203,15 +203,6 @@ SMASH_HD void accumulateMatch(MatchSums& sums, float m, const V3& r, const V3& x
   sums.l += m * glm::cross(xRel, v);
 }
 
-struct IntegrateParticles {
-  StepParams p;
-  SMASH_HD void operator()(int i) const {
-    const BodyData& b = p.bodies[p.particleBody[i]];
-    const float m = p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)].w;
-    p.velocity[i] = Float4(integrateVelocity(p, b, m, xyz(load4(p.position[i])), xyz(load4(p.velocity[i]))), 0.0f);
-  }
-};
-
 /// The segmented sum of a body's MatchSums in a fixed order, the same on every backend and in
 /// both step strategies, so a run repeats to the bit (no atomics, no order that depends on
 /// scheduling): a body's particles in consecutive chunks of kMatchChunk, each chunk summed in
@@ -221,9 +212,12 @@ constexpr int kMatchChunk = 32;
 
 SMASH_HD MatchSums zeroMatchSums() { return {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)}; }
 
-/// Level 1, one thread per chunk: p.chunkFirst[c] is the chunk's first particle; it ends at
-/// kMatchChunk particles or at its body's end.
-struct ChunkMatchSums {
+/// Level 1, one thread per chunk, fused with integration (SPEC §2 steps 1–4): each particle of
+/// the chunk (p.chunkFirst[c] on, up to kMatchChunk or its body's end) is integrated and added to
+/// the chunk's sums, in particle order. One read of x and v per particle and no write: only the
+/// sums need the integrated velocity, and the projection overwrites v. With the projection's
+/// write of x and v that is DESIGN's 64 B per particle-step.
+struct IntegrateChunkSums {
   StepParams p;
   SMASH_HD void operator()(int c) const {
     const int first = p.chunkFirst[c];
@@ -233,7 +227,9 @@ struct ChunkMatchSums {
     MatchSums sums = zeroMatchSums();
     for (int i = first; i < end; ++i) {
       const Float4 r = load4(rest[i - b.particleOffset]);
-      accumulateMatch(sums, r.w, xyz(r), xyz(load4(p.position[i])) - b.centre, xyz(load4(p.velocity[i])), p.h);
+      const V3 x = xyz(load4(p.position[i]));
+      const V3 v = integrateVelocity(p, b, r.w, x, xyz(load4(p.velocity[i])));
+      accumulateMatch(sums, r.w, xyz(r), x - b.centre, v, p.h);
     }
     p.chunkSums[c] = sums;
   }
@@ -1013,7 +1009,7 @@ struct FusedBodyStep {
           anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape], 0.0f);
         if (!anyInside) local.colliderCount = 0;
       }
-      // The same summation order as ChunkMatchSums + BodyMatchSums (bitwise equal strategies).
+      // The same summation order as IntegrateChunkSums + BodyMatchSums (bitwise equal strategies).
       MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
       for (int i = 0; i < count; ++i) {
         const V3 xi = xyz(x[i]);
