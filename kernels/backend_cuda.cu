@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "core/error.h"
@@ -21,10 +23,10 @@ void check(cudaError_t err, const char* what, const char* file, int line) {
 #define SMASH_CUDA_CHECK(call) check((call), #call, __FILE__, __LINE__)
 
 /// The CUDA system: the same collective algorithms as HostAlgorithms (host_algorithms.h), here
-/// through Thrust on the device. Every call uses `par_nosync`: Thrust does not wait for the
-/// device after an algorithm that returns nothing, so a step queues its kernels on the default
-/// stream without a host wait; the only waits are the explicit reads (copyToHost) the world
-/// makes and counts. Temporary storage comes from the world's caching allocator; blocks it hands
+/// through Thrust on the device. Every call uses `par_nosync` on the world's stream: Thrust does
+/// not wait for the device after an algorithm that returns nothing, so a step queues its kernels
+/// without a host wait; the only waits are the explicit reads (copyToHost) the world makes and
+/// counts. Temporary storage comes from the world's caching allocator; blocks it hands
 /// back are reused by later calls on the same stream, which is stream-ordered and safe.
 struct CudaSystem {
   template <class T>
@@ -32,6 +34,69 @@ struct CudaSystem {
   static constexpr Backend kBackend = Backend::Cuda;
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerParticle;
   static auto policy() { return thrust::cuda::par_nosync; }
+
+  /// A world's stream, and the CUDA graph of its step. A step whose launch sequence is fixed (no
+  /// host read inside it, no per-stage timing) is captured once and replayed: one launch per step
+  /// instead of ~20 (docs/pipeline.md, "Host reads and waits"). SMASH_CUDA_GRAPH=0 turns it off
+  /// (Nsight then shows each stage's NVTX range with its kernels). A capture that fails — an
+  /// operation the driver cannot capture — falls back to plain launches for the world's lifetime.
+  /// The stream is a blocking one: work on the legacy default stream (vector copies and resizes,
+  /// the reads to the host) is ordered with it.
+  struct Context {
+    cudaStream_t stream = nullptr;
+    cudaGraphExec_t step = nullptr;
+    bool graphs = true;
+    Context() {
+      SMASH_CUDA_CHECK(cudaStreamCreate(&stream));
+      const char* setting = std::getenv("SMASH_CUDA_GRAPH");
+      graphs = !(setting && std::string(setting) == "0");
+    }
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+    ~Context() {
+      if (step) cudaGraphExecDestroy(step);
+      if (stream) cudaStreamDestroy(stream);
+    }
+  };
+  template <class Policy>
+  static auto onStream(Policy policy, Context& context) {
+    return policy.on(context.stream);
+  }
+  template <class Body>
+  static void runStep(Context& context, Body&& launches, bool fixedSequence) {
+    if (!fixedSequence || !context.graphs) {
+      launches();
+      return;
+    }
+    if (!context.step) {
+      cudaGraph_t graph = nullptr;
+      bool captured = cudaStreamBeginCapture(context.stream, cudaStreamCaptureModeGlobal) == cudaSuccess;
+      if (captured) {
+        try {
+          launches();  // recorded, not run
+        } catch (const std::exception&) {
+          captured = false;
+        }
+        captured = cudaStreamEndCapture(context.stream, &graph) == cudaSuccess && captured && graph;
+        captured = captured && cudaGraphInstantiate(&context.step, graph, 0) == cudaSuccess;
+        if (graph) cudaGraphDestroy(graph);
+      }
+      if (!captured) {
+        cudaGetLastError();  // clear the capture's error; this world launches plainly from now on
+        if (context.step) cudaGraphExecDestroy(context.step);
+        context.step = nullptr;
+        context.graphs = false;
+        launches();
+        return;
+      }
+    }
+    SMASH_CUDA_CHECK(cudaGraphLaunch(context.step, context.stream));
+  }
+  /// Buffers may have moved (a state was loaded, poses were set): capture again.
+  static void resetStep(Context& context) {
+    if (context.step) cudaGraphExecDestroy(context.step);
+    context.step = nullptr;
+  }
 
   template <class Policy, class T>
   static void exclusiveScan(Policy&& policy, const T* in, int n, T* out) {

@@ -12,6 +12,9 @@
 //   lowerBounds(policy, sorted, n, queries, out) out[b] = first index with sorted[i] ≥ b, b < queries
 //   copyToHost(dst, src, n)                       a device→host read (the caller counts them)
 //   synchronize()                                 waits for queued device work
+//   Context, onStream(policy, context)            per-world state (CUDA: a stream), the policy on it
+//   runStep(context, launches, fixedSequence)     one step's launches (CUDA: a CUDA graph when
+//                                                 the sequence is fixed); resetStep(context)
 #pragma once
 
 #include <algorithm>
@@ -24,6 +27,19 @@
 namespace smash::pipeline {
 
 struct HostAlgorithms {
+  /// Per-world state of the system: nothing on the CPU (CUDA: its stream and step graph).
+  struct Context {};
+  template <class Policy>
+  static Policy onStream(Policy policy, Context&) {
+    return policy;
+  }
+  /// Runs one step's launches (CUDA may capture and replay them as a graph).
+  template <class Body>
+  static void runStep(Context&, Body&& body, bool /*fixedSequence*/) {
+    body();
+  }
+  static void resetStep(Context&) {}
+
 
   template <class Policy, class T>
   static void exclusiveScan(Policy&&, const T* in, int n, T* out) {

@@ -113,7 +113,8 @@ struct StepParams {
   bool averagedContacts = false;
   PenaltyParams<float> penalty;
   // watchdog
-  long long step = 0;              // the step being taken (1-based)
+  long long* step = nullptr;       // (1) the step being taken (1-based), advanced on the device
+                                   // (AdvanceStep) so that a captured step replays correctly
   long long* incidentStep = nullptr;  // (nbody) first incident's step, −1 if none
   int* incidentKind = nullptr;        // (nbody) Incident of that step
   float worldBound = 0, maxSpeed = 0;
@@ -556,6 +557,12 @@ struct PushOutApply {
   }
 };
 
+/// The first launch of a step (one thread): the device's step index, for the watchdog.
+struct AdvanceStep {
+  StepParams p;
+  SMASH_HD void operator()(int) const { ++*p.step; }
+};
+
 /// The watchdog at the end of a body's step: record the first incident of each body; with the
 /// clamp policy repair the state (a non-finite body is frozen at `before`, its pose at the start).
 SMASH_HD void watchBody(const StepParams& p, int bodyIndex, const BodyData& before, BodyData& b) {
@@ -564,7 +571,7 @@ SMASH_HD void watchBody(const StepParams& p, int bodyIndex, const BodyData& befo
                                       p.worldBound, p.maxSpeed);
   if (incident == Incident::None) return;
   if (p.incidentStep[bodyIndex] < 0) {
-    p.incidentStep[bodyIndex] = p.step;
+    p.incidentStep[bodyIndex] = *p.step;
     p.incidentKind[bodyIndex] = static_cast<int>(incident);
   }
   if (!p.clampIncidents) return;
