@@ -36,7 +36,8 @@ struct CudaSystem {
   static auto policy() { return thrust::cuda::par_nosync; }
 
   /// A world's stream, and the CUDA graph of its step. A step whose launch sequence is fixed (no
-  /// host read inside it, no per-stage timing) is captured once and replayed: one launch per step
+  /// host read inside it, no per-stage timing) is captured once — after two plain steps — and
+  /// replayed: one launch per step
   /// instead of ~20 (docs/pipeline.md, "Host reads and waits"). SMASH_CUDA_GRAPH=0 turns it off
   /// (Nsight then shows each stage's NVTX range with its kernels). A capture that fails — an
   /// operation the driver cannot capture — falls back to plain launches for the world's lifetime.
@@ -46,6 +47,7 @@ struct CudaSystem {
     cudaStream_t stream = nullptr;
     cudaGraphExec_t step = nullptr;
     bool graphs = true;
+    int plainSteps = 0;  // since the last (re)start: capture only once temporaries are cached
     Context() {
       SMASH_CUDA_CHECK(cudaStreamCreate(&stream));
       const char* setting = std::getenv("SMASH_CUDA_GRAPH");
@@ -64,13 +66,16 @@ struct CudaSystem {
   }
   template <class Body>
   static void runStep(Context& context, Body&& launches, bool fixedSequence) {
-    if (!fixedSequence || !context.graphs) {
+    // Two plain steps first: they fill the world's cache of temporary storage, so the captured
+    // step allocates nothing (cudaMalloc may not be called while a capture is under way).
+    if (!fixedSequence || !context.graphs || (!context.step && context.plainSteps < 2)) {
       launches();
+      ++context.plainSteps;
       return;
     }
     if (!context.step) {
       cudaGraph_t graph = nullptr;
-      bool captured = cudaStreamBeginCapture(context.stream, cudaStreamCaptureModeGlobal) == cudaSuccess;
+      bool captured = cudaStreamBeginCapture(context.stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
       if (captured) {
         try {
           launches();  // recorded, not run
@@ -96,6 +101,7 @@ struct CudaSystem {
   static void resetStep(Context& context) {
     if (context.step) cudaGraphExecDestroy(context.step);
     context.step = nullptr;
+    context.plainSteps = 0;
   }
 
   template <class Policy, class T>

@@ -29,7 +29,11 @@ slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9.\n' '-' | sed 's/--*/-/g; s/
 out="bench/results/$slug"
 mkdir -p "$out"
 model=h200
-case "$gpu" in *H100*) model=h100 ;; esac
+case "$gpu" in
+  *H100*) model=h100 ;;
+  *H200*) model=h200 ;;
+  *) echo "gpu-check: no model of $gpu; its measurements are printed beside the H200 model" ;;
+esac
 echo "gpu-check: $gpu -> $out (GPU model: $model)"
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
@@ -46,7 +50,7 @@ cmake --build --preset ci
 python3 scripts/gpu_budget.py --build build/ci | tee "$out/gpu_budget.txt"
 
 step "CUDA tests"
-ctest --test-dir build/ci -R "cuda_world_parity|device_math" --output-on-failure 2>&1 | tee "$out/cuda_tests.txt"
+ctest --test-dir build/ci -R "cuda_world_parity|device_math" --no-tests=error --output-on-failure 2>&1 | tee "$out/cuda_tests.txt"
 if grep -q "Not Run\|Skipped" "$out/cuda_tests.txt"; then
   echo "gpu-check: the CUDA tests were skipped although nvidia-smi sees a GPU" >&2
   exit 1

@@ -270,7 +270,7 @@ class DeviceWorld final : public World {
     if (bodies_.empty()) return;
     // A step with no host read and no host-side timing or counting is a fixed launch sequence:
     // the CUDA system captures it once into a CUDA graph and replays it (System::runStep).
-    const bool fixedSequence = !bodyContacts_ && !profiling_ && !census_ && steps_ > 2;
+    const bool fixedSequence = !bodyContacts_ && !profiling_ && !census_;
     System::runStep(context_, [&] { stepKernels(); }, fixedSequence);
   }
 
@@ -279,7 +279,7 @@ class DeviceWorld final : public World {
   void stepKernels() {
     const int n = static_cast<int>(position_.size()), nb = static_cast<int>(bodies_.size());
     const StepParams p = params();
-    launch("AdvanceStep", 1, AdvanceStep{p}, 16.0);
+    stage(kBodies, [&] { launch("AdvanceStep", 1, AdvanceStep{p}, 16.0); });
     const bool shapeMatching = scene_.solver.method == Method::ShapeMatching;
     const double chunks = static_cast<double>(chunkFirst_.size()), BD = sizeof(BodyData);
     if (bodyContacts_ || wideColliderContacts_)

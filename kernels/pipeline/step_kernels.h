@@ -1020,8 +1020,8 @@ struct FusedBodyStep {
       MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
       for (int i = 0; i < count; ++i) {
         const V3 xi = xyz(x[i]);
+        // The integrated velocity only feeds the sums (projection overwrites v): not stored.
         const V3 vi = integrateVelocity(local, b, rest[i].w, xi, xyz(v[i]));
-        v[i] = Float4(vi, 0.0f);
         accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
         if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
           sums = AddMatchSums()(sums, chunk);
