@@ -18,6 +18,10 @@ struct CppSystem : HostAlgorithms {
 };
 }  // namespace
 
+std::size_t backendBytes(const Scene& scene, StepStrategy strategy) {
+  return DeviceWorld<CppSystem>::plannedBytes(scene, strategy, true);
+}
+
 std::unique_ptr<World> makeCppWorld(const Scene& scene, StepStrategy strategy) {
   return std::make_unique<DeviceWorld<CppSystem>>(scene, strategy);
 }

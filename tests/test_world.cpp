@@ -8,7 +8,9 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "math/pair_contact.h"
 #include "math/rotation.h"
+#include "pipeline/backends.h"
 #include "reference/reference_world.h"
 #include "test_util.h"
 #include "world/world.h"
@@ -398,5 +400,25 @@ TEST_CASE("world: a step replayed as a CUDA graph equals the same launches made 
   }
   CHECK(plain->saveState() == graphed->saveState());
   CHECK(graphed->stepHostReads() == 0);
+}
+#endif
+
+#if !defined(SMASH_TEST_CUDA)
+TEST_CASE("world: one description of the buffers allocates them and estimates their memory", "[world][limits]") {
+  // World::create's memory check (backendBytes) and the allocation read the same list of buffers
+  // (DeviceWorld::describeBuffers): at creation a world holds exactly the estimate, less the
+  // grow-only contact slots of body pairs, which the estimate puts at four pairs per body.
+  for (const char* file : {"lab_bunny.json", "bunny_grid.json", "pile_100.json", "bowl.json"})
+    for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle}) {
+      INFO(file << ", " << strategyName(strategy));
+      const Scene scene = loadScene(test::sourcePath(std::string("scenes/") + file));
+      auto world = World::create(Backend::Omp, scene, strategy);
+      std::size_t growth = 0;
+      if (scene.bodyContactsActive())
+        growth = 2 * 4 * scene.bodies.size() * static_cast<std::size_t>(scene.solver.maxContactsPerPair) *
+                 sizeof(PairContact<float>);
+      CHECK(world->deviceBytes() + growth == pipeline::backendBytes(scene, strategy));
+      CHECK(world->deviceBytes() > 0);
+    }
 }
 #endif

@@ -8,8 +8,11 @@
 
 namespace smash::pipeline {
 
-/// Bytes the backend buffers of a scene take (particles, shapes, bodies, contact buffers).
-std::size_t backendBytes(const Scene& scene);
+/// Bytes the backend buffers of a scene take in a step layout (Auto: the CPU backends' default),
+/// with the grow-only contact slots at their expected size — from the same description of the
+/// buffers that allocates them (DeviceWorld::describeBuffers). Element sizes are the same on
+/// every backend.
+std::size_t backendBytes(const Scene& scene, StepStrategy strategy = StepStrategy::Auto);
 
 std::unique_ptr<World> makeCppWorld(const Scene& scene, StepStrategy strategy);
 std::unique_ptr<World> makeOmpWorld(const Scene& scene, StepStrategy strategy);

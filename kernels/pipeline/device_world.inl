@@ -20,7 +20,9 @@
 #include <map>
 #include <numeric>
 #include <utility>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <thrust/copy.h>
@@ -100,6 +102,12 @@ class DeviceWorld final : public World {
   DeviceWorld(const Scene& scene, StepStrategy strategy)
       : scene_(scene),
         strategy_(strategy == StepStrategy::Auto ? System::kDefaultStrategy : strategy) {
+    // Every buffer gets its size from describeBuffers, which the memory estimate reads too.
+    const BufferSizes sizes = sizesOf(scene, strategy_);
+    wideColliderContacts_ = sizes.wideColliderContacts;
+    bodyContacts_ = sizes.bodyContacts;
+    pairCapacity_ = static_cast<long long>(sizes.pairCapacity);
+    describeBuffers(sizes, [this](auto member, std::size_t count, std::size_t) { (this->*member).resize(count); });
     // Shapes: rest offsets and masses, concatenated; per-shape mass properties.
     // Staged in std::vector (CCCL's host_vector::push_back binds a reference through a null
     // iterator when growing from empty: UBSan reports it), then copied over whole.
@@ -115,8 +123,8 @@ class DeviceWorld final : public World {
       colliderGridOffset.push_back(grids.size());
       if (m) grids.insert(grids.end(), m->grid.values.begin(), m->grid.values.end());
     }
-    upload(grids_, grids);
-    const float* gridBase = thrust::raw_pointer_cast(grids_.data());
+    copyIn(grids_, grids);
+    const float* gridBase = raw(grids_);
     for (const Shape& s : scene.shapes) {
       ShapeData d{};
       d.restOffset = static_cast<int>(rest.size());
@@ -176,12 +184,6 @@ class DeviceWorld final : public World {
       f.rotation = Quat<float>(c.rotation);
       colliders.push_back(f);
     }
-    upload(rest_, rest);
-    upload(shapes_, shapes);
-    upload(bodies_, bodies);
-    upload(position_, position);
-    upload(velocity_, velocity);
-    upload(particleBody_, particleBody);
     // The fixed-order segmented sum's chunks (IntegrateChunkSums): each body's particles in runs of
     // kMatchChunk.
     std::vector<int> chunkFirst, bodyFirstChunk;
@@ -190,74 +192,150 @@ class DeviceWorld final : public World {
       for (int k = 0; k < d.particleCount; k += kMatchChunk) chunkFirst.push_back(d.particleOffset + k);
     }
     bodyFirstChunk.push_back(static_cast<int>(chunkFirst.size()));
-    upload(chunkFirst_, chunkFirst);
-    upload(bodyFirstChunk_, bodyFirstChunk);
-    chunkSums_.resize(chunkFirst.size());
+
+    copyIn(rest_, rest);
+    copyIn(shapes_, shapes);
+    copyIn(bodies_, bodies);
+    copyIn(position_, position);
+    copyIn(velocity_, velocity);
+    copyIn(particleBody_, particleBody);
+    copyIn(chunkFirst_, chunkFirst);
+    copyIn(bodyFirstChunk_, bodyFirstChunk);
+    copyIn(colliders_, colliders);
+    // Initial values: counters and flags start at 0 (and the last count entry, never written,
+    // stays 0 so the scan's last entry is the total), first incidents at −1.
+    fillAll(chunkContactCount_, 0);
+    fillAll(overflow_, 0LL);
+    fillAll(incidentStep_, -1LL);
+    fillAll(incidentKind_, 0);
+    fillAll(stepIndex_, 0LL);
+    fillAll(pairsFound_, 0);
+    fillAll(previousColliderCount_, 0);
+    stageSeconds_.assign(kStageNames.size(), 0.0);
+  }
+
+  /// The sizes every buffer is derived from.
+  struct BufferSizes {
+    std::size_t particles = 0, rest = 0, shapes = 0, bodies = 0, chunks = 0, colliders = 0, grids = 0;
+    std::size_t contactsPerBody = 0, contactsPerPair = 0, pairCapacity = 0;
+    bool wideColliderContacts = false, bodyContacts = false;
+  };
+
+  static BufferSizes sizesOf(const Scene& scene, StepStrategy strategy) {
+    BufferSizes z;
+    for (const Body& b : scene.bodies) {
+      const std::size_t count = scene.shapes[b.shape].rest.size();
+      z.particles += count;
+      z.chunks += (count + kMatchChunk - 1) / kMatchChunk;
+    }
+    for (const Shape& s : scene.shapes) {
+      z.rest += s.rest.size();
+      if (s.sdf) z.grids += s.sdf->values.size();
+    }
+    for (const auto& m : scene.colliderMeshes)
+      if (m) z.grids += m->grid.values.size();
+    z.shapes = scene.shapes.size();
+    z.bodies = scene.bodies.size();
+    z.colliders = scene.colliders.size();
+    const SolverSettings& solver = scene.solver;
+    z.contactsPerBody = static_cast<std::size_t>(solver.maxContactsPerBody);
+    z.contactsPerPair = static_cast<std::size_t>(solver.maxContactsPerPair);
+    z.bodyContacts = scene.bodyContactsActive();
+    z.pairCapacity = z.bodyContacts ? z.bodies * static_cast<std::size_t>(solver.maxPairsPerBody) : 0;
     // The per-particle strategy resolves collider contacts wide (SolveColliderContacts and the
     // push-out passes) wherever resolveBodyContacts would run after the pose update with
     // sequential impulses; the averaged solver and SPEC's contacts-before-the-move order of the
     // impulse method stay per body.
-    const SolverSettings& solver = scene.solver;
-    wideColliderContacts_ = strategy_ == StepStrategy::PerParticle && !scene.bodyContactsActive() &&
-                            solver.contact == ContactModel::Impulse &&
-                            solver.contactSolver == ContactSolver::Sequential && solver.collideAfter &&
-                            !scene.colliders.empty();
-    if (wideColliderContacts_) {
-      const std::size_t counts = scene.colliders.size() * chunkFirst.size() + 1;
-      bodyNear_.resize(bodies.size() * scene.colliders.size());
-      chunkContactCount_.resize(counts);
-      chunkContactOffset_.resize(counts);
-      thrust::fill(chunkContactCount_.begin(), chunkContactCount_.end(), 0);  // the last entry stays 0
-      chunkDeepest_.resize(chunkFirst.size());
-      pushGate_.resize(bodies.size());
-      pushDone_.resize(bodies.size());
-      pushMoved_.resize(bodies.size());
-      bodiesStart_.resize(bodies.size());
+    z.wideColliderContacts = strategy == StepStrategy::PerParticle && !z.bodyContacts &&
+                             solver.contact == ContactModel::Impulse &&
+                             solver.contactSolver == ContactSolver::Sequential && solver.collideAfter &&
+                             z.colliders > 0;
+    return z;
+  }
+
+  /// Every backend buffer once: visit(member, count allocated at creation, count the memory
+  /// estimate assumes). The two differ only for the grow-only contact slots of body pairs, which
+  /// start empty and are estimated at four pairs per body (a pile has about that many).
+  template <class Visit>
+  static void describeBuffers(const BufferSizes& z, Visit&& visit) {
+    auto fixed = [&](auto member, std::size_t count) { visit(member, count, count); };
+    fixed(&DeviceWorld::grids_, z.grids);
+    fixed(&DeviceWorld::rest_, z.rest);
+    fixed(&DeviceWorld::shapes_, z.shapes);
+    fixed(&DeviceWorld::bodies_, z.bodies);
+    fixed(&DeviceWorld::position_, z.particles);
+    fixed(&DeviceWorld::velocity_, z.particles);
+    fixed(&DeviceWorld::particleBody_, z.particles);
+    fixed(&DeviceWorld::colliders_, z.colliders);
+    fixed(&DeviceWorld::chunkFirst_, z.chunks);
+    fixed(&DeviceWorld::bodyFirstChunk_, z.bodies + 1);
+    fixed(&DeviceWorld::chunkSums_, z.chunks);
+    fixed(&DeviceWorld::sums_, z.bodies);
+    fixed(&DeviceWorld::contacts_, z.bodies * z.contactsPerBody);
+    fixed(&DeviceWorld::overflow_, z.bodies);
+    fixed(&DeviceWorld::incidentStep_, z.bodies);
+    fixed(&DeviceWorld::incidentKind_, z.bodies);
+    fixed(&DeviceWorld::stepIndex_, 1);
+    if (z.wideColliderContacts || z.bodyContacts) fixed(&DeviceWorld::bodiesStart_, z.bodies);
+    if (z.wideColliderContacts) {
+      fixed(&DeviceWorld::bodyNear_, z.bodies * z.colliders);
+      fixed(&DeviceWorld::chunkContactCount_, z.colliders * z.chunks + 1);  // + a final 0
+      fixed(&DeviceWorld::chunkContactOffset_, z.colliders * z.chunks + 1);
+      fixed(&DeviceWorld::chunkDeepest_, z.chunks);
+      fixed(&DeviceWorld::pushGate_, z.bodies);
+      fixed(&DeviceWorld::pushDone_, z.bodies);
+      fixed(&DeviceWorld::pushMoved_, z.bodies);
     }
-    upload(colliders_, colliders);
-    sums_.resize(bodies.size());
-    contacts_.resize(bodies.size() * static_cast<std::size_t>(scene.solver.maxContactsPerBody));
-    overflow_.resize(bodies.size());
-    thrust::fill(overflow_.begin(), overflow_.end(), 0LL);
-    incidentStep_.resize(bodies.size());
-    incidentKind_.resize(bodies.size());
-    thrust::fill(incidentStep_.begin(), incidentStep_.end(), -1LL);
-    thrust::fill(incidentKind_.begin(), incidentKind_.end(), 0);
-    stageSeconds_.assign(kStageNames.size(), 0.0);
-    stepIndex_.resize(1);
-    thrust::fill(stepIndex_.begin(), stepIndex_.end(), 0LL);
-    bodyContacts_ = scene.bodyContactsActive();
-    if (bodyContacts_) {
-      const std::size_t nb = bodies.size();
-      bodiesStart_.resize(nb);
-      bodiesPredicted_.resize(nb);
-      sortKeys_.resize(nb);
-      sortOrder_.resize(nb);
-      pairsFound_.resize(nb + 1);  // + a final 0: the scan's last entry is the pair total
-      pairsOffset_.resize(nb + 1);
-      thrust::fill(pairsFound_.begin(), pairsFound_.end(), 0);
-      previousContacts_.resize(contacts_.size());
-      colliderCount_.resize(nb);
-      previousColliderCount_.resize(nb);
-      thrust::fill(previousColliderCount_.begin(), previousColliderCount_.end(), 0);
-      incidenceStart_.resize(nb + 1);
-      split_.resize(nb);
-      onBody_.resize(nb);
-      pairCapacity_ = static_cast<long long>(nb) * scene.solver.maxPairsPerBody;
-      // The candidate buffers are sized up front for the full capacity (a few words per pair);
-      // only the contact slots of the pairs (max_contacts_per_pair each, current and last
-      // step's) grow with the pairs actually found, since at full capacity they would be large.
-      const std::size_t cap = static_cast<std::size_t>(pairCapacity_);
-      pairKeys_.resize(cap);
-      previousPairKeys_.resize(cap);
-      pairContactCount_.resize(cap);
-      previousPairContactCount_.resize(cap);
-      pairDropped_.resize(cap);
-      incidenceBody_.resize(2 * cap);
-      incidencePair_.resize(2 * cap);
-      onA_.resize(cap);
-      onB_.resize(cap);
+    if (z.bodyContacts) {
+      const std::size_t nb = z.bodies, cap = z.pairCapacity;
+      fixed(&DeviceWorld::bodiesPredicted_, nb);
+      fixed(&DeviceWorld::sortKeys_, nb);
+      fixed(&DeviceWorld::sortOrder_, nb);
+      fixed(&DeviceWorld::pairsFound_, nb + 1);  // + a final 0: the scan's last entry is the total
+      fixed(&DeviceWorld::pairsOffset_, nb + 1);
+      fixed(&DeviceWorld::previousContacts_, nb * z.contactsPerBody);
+      fixed(&DeviceWorld::colliderCount_, nb);
+      fixed(&DeviceWorld::previousColliderCount_, nb);
+      fixed(&DeviceWorld::incidenceStart_, nb + 1);
+      fixed(&DeviceWorld::split_, nb);
+      fixed(&DeviceWorld::onBody_, nb);
+      // Candidate pairs at full capacity (a few words each) ...
+      fixed(&DeviceWorld::pairKeys_, cap);
+      fixed(&DeviceWorld::previousPairKeys_, cap);
+      fixed(&DeviceWorld::pairContactCount_, cap);
+      fixed(&DeviceWorld::previousPairContactCount_, cap);
+      fixed(&DeviceWorld::pairDropped_, cap);
+      fixed(&DeviceWorld::incidenceBody_, 2 * cap);
+      fixed(&DeviceWorld::incidencePair_, 2 * cap);
+      fixed(&DeviceWorld::onA_, cap);
+      fixed(&DeviceWorld::onB_, cap);
+      // ... but the contact slots of the pairs found grow with them (grow-only): at full
+      // capacity they would be the largest buffer by far.
+      visit(&DeviceWorld::pairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
+      visit(&DeviceWorld::previousPairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
     }
+  }
+
+  /// Backend memory of a scene's buffers: at creation (`estimate` false) or with the grow-only
+  /// buffers at their expected size (World::create's memory check).
+  static std::size_t plannedBytes(const Scene& scene, StepStrategy strategy, bool estimate) {
+    std::size_t bytes = 0;
+    describeBuffers(sizesOf(scene, strategy == StepStrategy::Auto ? System::kDefaultStrategy : strategy),
+                    [&](auto member, std::size_t count, std::size_t expected) {
+                      using Buffer = std::remove_reference_t<decltype(std::declval<DeviceWorld&>().*member)>;
+                      bytes += (estimate ? expected : count) * sizeof(typename Buffer::value_type);
+                    });
+    return bytes;
+  }
+
+  /// What the world's buffers hold now (the memory check's estimate is tested against it).
+  std::size_t deviceBytes() const override {
+    std::size_t bytes = 0;
+    describeBuffers(sizesOf(scene_, strategy_), [&](auto member, std::size_t, std::size_t) {
+      const auto& buffer = this->*member;
+      bytes += buffer.size() * sizeof(typename std::remove_reference_t<decltype(buffer)>::value_type);
+    });
+    return bytes;
   }
 
   Backend backend() const override { return System::kBackend; }
@@ -557,13 +635,13 @@ class DeviceWorld final : public World {
       pairContacts = take<PairContact<float>>(bytes, at, static_cast<std::size_t>(h.pairs) * h.contactsPerPair);
     }
     // Everything checked: only now does the world change.
-    upload(bodies_, bodies);
-    upload(position_, position);
-    upload(velocity_, velocity);
-    upload(overflow_, overflow);
+    copyIn(bodies_, bodies);
+    copyIn(position_, position);
+    copyIn(velocity_, velocity);
+    copyIn(overflow_, overflow);
     if (bodyContacts_) {
-      upload(previousContacts_, colliderContacts);
-      upload(previousColliderCount_, colliderCount);
+      copyIn(previousContacts_, colliderContacts);
+      copyIn(previousColliderCount_, colliderCount);
       grow(previousPairContacts_, pairContacts.size());  // keys and counts have the full capacity
       if (!pairKeys.empty()) {
         thrust::copy(pairKeys.begin(), pairKeys.end(), previousPairKeys_.begin());
@@ -884,11 +962,16 @@ class DeviceWorld final : public World {
     return out;
   }
 
-  /// Copies a host staging vector into backend memory. Empty ranges are skipped: CCCL's assign
-  /// dereferences begin() even for an empty range (UBSan reports it).
+  /// Copies a host staging vector into a buffer already sized by describeBuffers.
   template <class T>
-  static void upload(Vector<T>& dst, const std::vector<T>& src) {
-    if (!src.empty()) dst.assign(src.begin(), src.end());
+  static void copyIn(Vector<T>& dst, const std::vector<T>& src) {
+    if (src.empty()) return;  // CCCL dereferences begin() even for an empty range (UBSan)
+    if (src.size() != dst.size()) throw std::logic_error("buffer sized differently from its contents");
+    thrust::copy(src.begin(), src.end(), dst.begin());
+  }
+  template <class T>
+  static void fillAll(Vector<T>& v, T value) {
+    if (!v.empty()) thrust::fill(v.begin(), v.end(), value);
   }
 
   static std::vector<glm::vec3> xyzOf(const Vector<Float4>& v) {

@@ -71,37 +71,6 @@ std::string backendDevice(Backend backend) {
   return cpu + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
-namespace pipeline {
-std::size_t backendBytes(const Scene& scene) {
-  std::size_t particles = 0, rest = 0;
-  for (const Body& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
-  for (const Shape& s : scene.shapes) rest += s.rest.size();
-  const std::size_t perParticle = 2 * sizeof(glm::vec4) + sizeof(int);
-  const std::size_t perBody = sizeof(BodyData) + sizeof(MatchSums) + sizeof(int) + sizeof(long long) +
-                              sizeof(long long) + sizeof(int) +
-                              static_cast<std::size_t>(scene.solver.maxContactsPerBody) * sizeof(ContactSlot);
-  std::size_t bytes = particles * perParticle + rest * sizeof(glm::vec4) +
-                      scene.shapes.size() * sizeof(ShapeData) + scene.bodies.size() * perBody;
-  if (scene.bodyContactsActive()) {
-    // Per body: start/predicted copies, broad-phase and solver arrays, last step's contacts.
-    const std::size_t perContactBody = 2 * sizeof(BodyData) + 8 * sizeof(int) + sizeof(float) +
-                                       sizeof(PairImpulse<float>) +
-                                       static_cast<std::size_t>(scene.solver.maxContactsPerBody) * sizeof(ContactSlot);
-    // Candidate buffers at full capacity (allocated up front); contact slots grow with the
-    // pairs found — a pile has about 4 candidates per body.
-    const std::size_t perCandidate = 2 * (sizeof(long long) + sizeof(int)) + 3 * sizeof(int) +
-                                     2 * sizeof(PairImpulse<float>);
-    const std::size_t perPairSlots = 2 * static_cast<std::size_t>(scene.solver.maxContactsPerPair) * sizeof(PairContact<float>);
-    bytes += scene.bodies.size() * (perContactBody + static_cast<std::size_t>(scene.solver.maxPairsPerBody) * perCandidate +
-                                    4 * perPairSlots);
-    for (const Shape& s : scene.shapes)
-      if (s.sdf) bytes += s.sdf->values.size() * sizeof(float);
-  }
-  for (const auto& m : scene.colliderMeshes)
-    if (m) bytes += m->grid.values.size() * sizeof(float);
-  return bytes;
-}
-}  // namespace pipeline
 
 namespace {
 
@@ -140,7 +109,9 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
   // Rejected up front when the buffers cannot fit (CPU backends also hold a staging copy while
   // they are built, hence twice the buffers against the machine's memory).
   requireBakedShapes(scene);
-  const std::size_t need = pipeline::backendBytes(scene);
+  const std::size_t need = pipeline::backendBytes(scene, strategy == StepStrategy::Auto && backend == Backend::Cuda
+                                                               ? StepStrategy::PerParticle
+                                                               : strategy);
   std::size_t have = hostMemory() / 2;
 #if defined(SMASH_HAVE_CUDA)
   if (backend == Backend::Cuda && backendAvailable(Backend::Cuda)) have = pipeline::cudaFreeMemory();

@@ -133,6 +133,8 @@ class World {
   /// step without body–body contacts, 1 per step with them. Profiling's per-stage
   /// synchronisation is not a read and is not counted.
   virtual std::int64_t stepHostReads() const = 0;
+  /// Bytes of backend memory the world's buffers hold now.
+  virtual std::size_t deviceBytes() const = 0;
 
   /// Starts (or stops) counting launches for the GPU model; starting clears the count. With the
   /// census on, a step also reads contact counts back for the model (not counted as its reads).
