@@ -59,6 +59,11 @@ inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, do
                                     const std::string& label,
                                     const std::map<std::string, double>& measuredStageMs = {}) {
   using Json = nlohmann::json;
+  if (!(particles > 0) || census.launches.empty()) {
+    std::printf("\nGPU MODEL — %s, %s: nothing to model (no particles, no launches)\n", gpu.name.c_str(), label.c_str());
+    return {{"label", "model (not measured): " + gpu.name}, {"configuration", label}, {"particles", particles},
+            {"launches_per_step", 0}};
+  }
   const double steps = census.steps > 0 ? static_cast<double>(census.steps) : 1.0;
   struct StageSum {
     double launches = 0, bytes = 0, seconds = 0, graphSeconds = 0;
