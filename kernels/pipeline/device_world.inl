@@ -429,7 +429,7 @@ class DeviceWorld final : public World {
       launch("ChunkContactCounts", chunks, ChunkContactCounts{p}, chunks * (8 + 8 * K) + nb * BD);
       collective("scan (contact counts)", [&] {
         System::exclusiveScan(exec(), p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
-      }, kScanLaunches, (K * chunks + 1) * 8.0);
+      }, kScanLaunches, K * chunks + 1, (K * chunks + 1) * 8.0);
       // Data-dependent traffic for the model only: the contacts this step gathered.
       const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
       const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
@@ -459,12 +459,12 @@ class DeviceWorld final : public World {
       launch("BoundsKeys", nb, BoundsKeys{p}, nb * (BD + 8));
       collective("stable sort (box keys)", [&] {
         System::stableSortByKey(exec(), p.sortKeys, p.sortOrder, nb, sortScratchF_);
-      }, kSortLaunches32, nb * kSortBytesPerElement32);
+      }, kSortLaunches32, nb, nb * kSortBytesPerElement32);
       launch("SweepPairs (count)", nb, SweepPairs{p, false}, nb * (BD + 12));
       // pairsFound has one more entry, always 0, so the scan's last entry is the total.
       collective("scan (pairs per body)", [&] {
         System::exclusiveScan(exec(), p.pairsFound, nb + 1, p.pairsOffset);
-      }, kScanLaunches, (nb + 1) * 8.0);
+      }, kScanLaunches, nb + 1, (nb + 1) * 8.0);
       // The one host read of a step: the pair count sizes this step's pair passes and their
       // contact slots (issue 10 keeps it on the device once contacts live in one fixed pool).
       const long long total = readBack(p.pairsOffset + nb);
@@ -476,7 +476,7 @@ class DeviceWorld final : public World {
       p = params();
       launch("SweepPairs (write)", nb, SweepPairs{p, true}, nb * (BD + 12) + pairCount_ * 8.0);
       collective("sort (pair keys, 64-bit)", [&] { System::sortKeys(exec(), p.pairKeys, pairCount_); },
-                 kSortLaunches64, pairCount_ * kSortBytesPerElement64);
+                 kSortLaunches64, pairCount_, pairCount_ * kSortBytesPerElement64);
     });
     const double pairs = pairCount_;
     stage(kNarrowPhase, [&] {
@@ -485,10 +485,10 @@ class DeviceWorld final : public World {
       launch("PairIncidences", pairCount_, PairIncidences{p}, pairs * 24.0);
       collective("stable sort (incidences)", [&] {
         System::stableSortByKey(exec(), p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
-      }, kSortLaunches32, 2 * pairs * kSortBytesPerElement32);
+      }, kSortLaunches32, 2 * pairs, 2 * pairs * kSortBytesPerElement32);
       collective("lower bound (incidence starts)", [&] {
         System::lowerBounds(exec(), p.incidenceBody, 2 * pairCount_, nb + 1, p.incidenceStart);
-      }, 1, (nb + 1) * 8.0);
+      }, 1, nb + 1, (nb + 1) * 8.0);
     });
     // For the model only: the contact points the narrow phase found (read by every round).
     const double pairContacts = census_ ? censusSum(pairContactCount_, pairCount_) : 0;
@@ -863,8 +863,8 @@ class DeviceWorld final : public World {
   }
 
   template <class Run>
-  void collective(const char* name, Run&& run, int launches, double bytes) {
-    record(name, launches, bytes > 0 ? 1 : 0, bytes);
+  void collective(const char* name, Run&& run, int launches, double elements, double bytes) {
+    record(name, launches, elements, bytes);
     run();
   }
 

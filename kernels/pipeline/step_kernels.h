@@ -429,6 +429,12 @@ SMASH_HD ChunkRange chunkRange(const StepParams& p, int c) {
   return {bodyIndex, first, glm::min(first + kMatchChunk, b.particleOffset + b.particleCount)};
 }
 
+/// Particle i's (global index) lever arm R r_i on body b at its current pose; `rest` is the
+/// body's shape's rest offsets.
+SMASH_HD V3 leverArm(const BodyData& b, const Float4* rest, int i) {
+  return b.rotation * xyz(load4(rest[i - b.particleOffset]));
+}
+
 /// Per body, at the matched pose: which colliders its particles may be within the margin of.
 struct NearColliders {
   StepParams p;
@@ -452,7 +458,7 @@ struct ChunkContactCounts {
       int count = 0;
       if (p.bodyNear[range.body * p.colliderCount + k])
         for (int i = range.first; i < range.end; ++i)
-          count += sdfCollider(p.colliders[k], b.centre + b.rotation * xyz(load4(rest[i - b.particleOffset]))).phi < p.contactMargin ? 1 : 0;
+          count += sdfCollider(p.colliders[k], b.centre + leverArm(b, rest, i)).phi < p.contactMargin ? 1 : 0;
       p.chunkContactCount[chunkCountIndex(p, range.body, k, c)] = count;
     }
   }
@@ -473,7 +479,7 @@ struct ChunkContactsScatter {
       if (p.chunkContactCount[at] == 0) continue;
       int slot = p.chunkContactOffset[at] - base;
       for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
-        const V3 r = b.rotation * xyz(load4(rest[i - b.particleOffset]));
+        const V3 r = leverArm(b, rest, i);
         const SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
         if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
       }
@@ -519,7 +525,7 @@ struct ChunkDeepest {
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     Float4 deepest(V3(0.0f), 0.0f);
     for (int i = range.first; i < range.end; ++i) {
-      const SdfSample<float> s = sdfCollider(p.colliders[collider], b.centre + b.rotation * xyz(load4(rest[i - b.particleOffset])));
+      const SdfSample<float> s = sdfCollider(p.colliders[collider], b.centre + leverArm(b, rest, i));
       if (-s.phi > deepest.w) deepest = Float4(s.gradient, -s.phi);
     }
     p.chunkDeepest[c] = deepest;
