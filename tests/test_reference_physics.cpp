@@ -93,8 +93,9 @@ TEST_CASE("free fall follows the discrete closed form of semi-implicit Euler", "
 TEST_CASE("bounce height on a plane for restitution 0, 0.5 and 1", "[reference][physics]") {
   // A flat-landing box dropped from 1 m (lowest particles 1 m above the plane), no damping or
   // friction. Continuous answer: the apex after the first bounce is e² · 1 m. Discrete error:
-  // contact is resolved at the end of the step in which a particle crosses the plane, so the
-  // impact speed and the rebound start are off by at most one step, |v| h + g h² ≈ 4.4 mm here.
+  // at most one step, |v| h + g h² ≈ 4.4 mm here (the bounce itself is placed at the moment of
+  // impact within the step: tests/test_bounce.cpp holds it to 1% at 60 Hz). A bounce may happen
+  // between two samples, so "touched" is the body at the plane or moving up after the fall.
   for (Method method : kMethods)
     for (double e : {0.0, 0.5, 1.0}) {
       INFO(methodName(method) << ", restitution " << e);
@@ -110,7 +111,7 @@ TEST_CASE("bounce height on a plane for restitution 0, 0.5 and 1", "[reference][
       for (int n = 0; n < 2000; ++n) {
         world.step();
         double bottom = world.body(0).centre.y - 0.1;
-        if (bottom < 1e-9) touched = true;
+        if (bottom < 1e-9 || world.body(0).velocity.y > 0) touched = true;
         if (touched) apex = std::max(apex, bottom);
         REQUIRE(world.deepestPenetration() < 1e-12);
       }

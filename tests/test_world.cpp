@@ -3,12 +3,13 @@
 // Built twice: into smash_tests for the CPU backends (cpp, omp) and into smash_cuda_tests for
 // CUDA, which exits 77 (ctest: skipped) on machines without a device.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
-#include "math/pair_contact.h"
+#include "math/contact_solver.h"
 #include "math/rotation.h"
 #include "pipeline/backends.h"
 #include "reference/reference_world.h"
@@ -201,24 +202,50 @@ TEST_CASE("world: the lab bunny matches the reference, step by step and over the
                                                        ? StepStrategy::PerParticle
                                                        : StepStrategy::PerBody);
       ReferenceWorld ref(scene);
+      // The scene's own sensitivity to float rounding: the double reference with its state
+      // rounded to float after every step (and nothing else in float).
+      auto rounded = std::make_unique<ReferenceWorld>(scene);
       Deviation oneStep, run;
+      double roundedCentre = 0, roundedRotation = 0;
+      const double radius = radiusOf(ref, 0);
       for (int n = 0; n < 200; ++n) {
         stepped->setPoses(referencePoses(ref));
         stepped->step();
         free->step();
         ref.step();
+        rounded->step();
+        Scene s = scene;
+        s.bodies[0].position = glm::dvec3(glm::vec3(rounded->body(0).centre));
+        s.bodies[0].rotation = glm::dquat(glm::quat(rounded->orientation(0)));
+        s.bodies[0].velocity = glm::dvec3(glm::vec3(rounded->body(0).velocity));
+        s.bodies[0].angularVelocity = glm::dvec3(glm::vec3(rounded->body(0).angularVelocity));
+        rounded = std::make_unique<ReferenceWorld>(s);
         oneStep.merge(compare(*stepped, ref));
         run.merge(compare(*free, ref));
+        roundedCentre = std::max(roundedCentre, glm::length(rounded->body(0).centre - ref.body(0).centre) / radius);
+        double dr = 0;
+        for (int c = 0; c < 3; ++c) {
+          const glm::dvec3 d = rounded->body(0).rotation[c] - ref.body(0).rotation[c];
+          dr += glm::dot(d, d);
+        }
+        roundedRotation = std::max(roundedRotation, std::sqrt(dr));
       }
       INFO("one step: worst/tolerance " << oneStep.worst << ", centre " << oneStep.centre
                                         << " r, velocity " << oneStep.velocity);
-      INFO("free run: centre " << run.centre << " r, rotation " << run.rotation);
+      INFO("free run: centre " << run.centre << " r, rotation " << run.rotation
+                               << "; the float-rounded reference: centre " << roundedCentre << " r, rotation "
+                               << roundedRotation);
       CHECK(oneStep.worst <= 1.0);
-      // Free run over 200 steps (3 s: the throw, the wall, the first bounces): float errors grow
-      // through the impacts. Measured: centre 1.7e-4 of the radius (shape matching) and 1e-4
-      // (impulse), checked at 1e-3; rotation 1.1e-3 (Frobenius), checked at 5e-3.
-      CHECK(run.centre < 1e-3);
-      CHECK(run.rotation < 5e-3);
+      // Free run over 200 steps (3 s: the throw, the wall, the bounces, the rocking and sliding to
+      // rest): float errors grow through the impacts and the rocking. Checked at 1e-3 of the radius
+      // for the centre and 5e-3 for the rotation (Frobenius), or within 4 times what rounding the
+      // reference's own state to float does, where the path amplifies rounding more than that:
+      // shape matching since bounces restitute the approach speed before the step's gravity, at
+      // their moment within the step (issue 11) — the bunny rocks longer, and its float-rounded
+      // reference ends 9.5e-4 r from the reference, the float backend 2.7e-3 r. Impulse method:
+      // 5e-5 r.
+      CHECK(run.centre < std::max(1e-3, 4 * roundedCentre));
+      CHECK(run.rotation < std::max(5e-3, 4 * roundedRotation));
     }
 }
 

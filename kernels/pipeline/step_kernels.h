@@ -10,7 +10,7 @@
 
 #include "math/contact.h"
 #include "math/grid_sdf.h"
-#include "math/pair_contact.h"
+#include "math/contact_solver.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
 #include "math/watchdog.h"
@@ -291,47 +291,52 @@ SMASH_HD V3 pointVelocity(const BodyData& b, const V3& r) {
   return b.velocity + glm::cross(b.angularVelocity, r);
 }
 
-/// K·d for K = (1/M)·1 − [r]× I⁻¹ [r]× (velocity change at r per unit impulse along d).
-SMASH_HD V3 responseTimes(float invMass, const M3& Iinv, const V3& r, const V3& d) {
-  return invMass * d - glm::cross(r, Iinv * glm::cross(r, d));
+SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, int split) {
+  SolverBody<float> s;
+  s.v = b.velocity;
+  s.w = b.angularVelocity;
+  s.invMass = float(split) / p.shapes[b.shape].mass;
+  s.invInertia = float(split) * worldInverseInertia(p, b);
+  return s;
 }
 
-SMASH_HD void sequentialImpulses(const StepParams& p, BodyData& b, ContactSlot* c, int count) {
-  const ShapeData& shape = p.shapes[b.shape];
-  const float invMass = 1.0f / shape.mass;
-  const M3 Iinv = worldInverseInertia(p, b);
-  const ContactMaterial<float> mat = bodyMaterial(p, b);
-  for (int k = 0; k < count; ++k) {
-    float vn = glm::dot(pointVelocity(b, c[k].ra), c[k].normal);
-    c[k].target = c[k].phi > 0.0f ? -c[k].phi / p.h : 0.0f;
-    if (vn < -mat.restitutionThreshold) c[k].target = glm::max(c[k].target, -mat.restitution * vn);
-  }
-  for (int it = 0; it < p.contactIterations; ++it)
-    for (int k = 0; k < count; ++k) {
-      ContactSlot& s = c[k];
-      float vn = glm::dot(pointVelocity(b, s.ra), s.normal);
-      float kn = glm::dot(s.normal, responseTimes(invMass, Iinv, s.ra, s.normal));
-      float lambda = glm::max(s.lambdaNormal + (s.target - vn) / kn, 0.0f);
-      V3 j = (lambda - s.lambdaNormal) * s.normal;
-      b.velocity += invMass * j;
-      b.angularVelocity += Iinv * glm::cross(s.ra, j);
-      s.lambdaNormal = lambda;
-      V3 v = pointVelocity(b, s.ra);
-      V3 vt = v - glm::dot(v, s.normal) * s.normal;
-      float vtLen = glm::length(vt);
-      V3 lambdaT = s.lambdaTangent;
-      if (vtLen > 1e-12f) {
-        V3 t = vt / vtLen;
-        lambdaT -= (vtLen / glm::dot(t, responseTimes(invMass, Iinv, s.ra, t))) * t;
-      }
-      float limit = mat.friction * s.lambdaNormal, len = glm::length(lambdaT);
-      if (len > limit) lambdaT *= limit / len;
-      j = lambdaT - s.lambdaTangent;
-      b.velocity += invMass * j;
-      b.angularVelocity += Iinv * glm::cross(s.ra, j);
-      s.lambdaTangent = lambdaT;
-    }
+/// The velocities of `start` (the body at the step's start) with the mass properties of `b`: the
+/// approach speeds restitution is taken from.
+SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
+  SolverBody<float> s = solverBodyOf(p, b, 1);
+  s.v = start.velocity;
+  s.w = start.angularVelocity;
+  return s;
 }
+
+/// A body's collider contacts through the one contact solver (math/contact_solver.h): the body
+/// alone against static colliders. After the move (`collide_after`, the default) the pose then
+/// moves with the velocity change; before it (the impulse method in SPEC's order) the position
+/// update that follows uses the new velocities.
+SMASH_HD void solveColliderContacts(const StepParams& p, const BodyData& start, BodyData& b,
+                                    ContactSlot* c, int count) {
+  const ContactMaterial<float> mat = bodyMaterial(p, b);
+  const SolverBody<float> wall;
+  SolverBody<float> body = solverBodyOf(p, b, 1);
+  contactTargets(startBodyOf(p, start, b), wall, body, wall, c, count, mat, p.h, p.collideAfter);
+  solveAgainstStatic(body, c, count, mat.friction, p.contactIterations);
+  if (p.collideAfter) {
+    const SolverBody<float> predicted = solverBodyOf(p, b, 1);
+    moveWithVelocityChange(b.centre, b.rotation, body.v - b.velocity, body.w - b.angularVelocity, p.h);
+    V3 normal(0.0f);
+    const float move = bounceTranslation(startBodyOf(p, start, b), wall, predicted, wall, body, wall, c, count,
+                                         mat, p.h, normal);
+    b.centre += move * normal;
+  }
+  b.velocity = body.v;
+  b.angularVelocity = body.w;
+}
+
+/// A shape's rest offsets as the push-out reads them.
+struct RestOffsets {
+  const Float4* rest;
+  SMASH_HD V3 operator()(int i) const { return xyz(load4(rest[i])); }
+};
 
 /// SPEC §3 step 2 literally, for the `count` contacts of one collider.
 SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlot* c, int count) {
@@ -356,33 +361,22 @@ SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlo
   b.angularVelocity += Iinv * glm::cross(rc, j);
 }
 
-/// Push-out: passes over the colliders, each moving the body out by its deepest point, until a
-/// pass moves nothing or this many passes ran.
-constexpr int kPushOutPasses = 5;
-
-SMASH_HD bool pushOut(const StepParams& p, BodyData& b, const Collider<float>& collider) {
+/// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h).
+SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
   const ShapeData& shape = p.shapes[b.shape];
-  float deepest = 0;
-  V3 normal(0.0f);
-  if (!mayTouch(collider, b, shape, 0.0f)) return false;
-  for (int i = 0; i < shape.count; ++i) {
-    SdfSample<float> s = sdfCollider(collider, b.centre + b.rotation * xyz(p.rest[shape.restOffset + i]));
-    if (-s.phi > deepest) {
-      deepest = -s.phi;
-      normal = s.gradient;
-    }
-  }
-  if (deepest > 0) b.centre += deepest * normal;
-  return deepest > 0;
+  pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
+                     RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
 }
 
-SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, BodyData& b) {
+/// Body-level contact against the colliders: `start` is the body at the step's start (the
+/// approach speeds for restitution), `b` at its predicted pose.
+SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b) {
   ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
   long long overflow = 0;
   if (!p.averagedContacts) {
     int count = 0;
     gatherContacts(p, b, slots, count, overflow);
-    if (count > 0) sequentialImpulses(p, b, slots, count);
+    if (count > 0) solveColliderContacts(p, start, b, slots, count);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
       StepParams one = p;
@@ -394,11 +388,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, BodyData& 
     }
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
-  for (int pass = 0; pass < kPushOutPasses; ++pass) {
-    bool moved = false;
-    for (int k = 0; k < p.colliderCount; ++k) moved = pushOut(p, b, p.colliders[k]) || moved;
-    if (!moved) break;
-  }
+  pushOut(p, b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -504,7 +494,7 @@ struct SolveColliderContacts {
       gatherContacts(p, b, slots, count, overflow);
       p.contactOverflow[bodyIndex] += overflow;
     }
-    if (count > 0) sequentialImpulses(p, b, slots, count);
+    if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count);
     p.bodies[bodyIndex] = b;
     p.pushDone[bodyIndex] = 0;
     p.pushMoved[bodyIndex] = 0;
@@ -704,15 +694,6 @@ struct PairIncidences {
   }
 };
 
-SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, int split) {
-  SolverBody<float> s;
-  s.v = b.velocity;
-  s.w = b.angularVelocity;
-  s.invMass = float(split) / p.shapes[b.shape].mass;
-  s.invInertia = float(split) * worldInverseInertia(p, b);
-  return s;
-}
-
 SMASH_HD ContactMaterial<float> pairMaterial(const StepParams& p, const BodyData& a, const BodyData& b) {
   return mixMaterials(a.restitution, a.friction, b.restitution, b.friction, p.restitutionThreshold);
 }
@@ -748,7 +729,7 @@ struct PrepareBodies {
     if (touching == 0) {
       p.split[b] = 0;
       if (p.colliderContacts) {
-        resolveBodyContacts(p, b, body);
+        resolveBodyContacts(p, b, p.bodiesStart[b], body);
         p.bodies[b] = body;
       }
       return;
@@ -761,7 +742,8 @@ struct PrepareBodies {
       if (overflow) p.contactOverflow[b] += overflow;
       const SolverBody<float> fixed;
       const ContactMaterial<float> mat = bodyMaterial(p, body);
-      pairTargets(solverBodyOf(p, body, 1), fixed, slots, count, mat, p.h);
+      contactTargets(startBodyOf(p, p.bodiesStart[b], body), fixed, solverBodyOf(p, body, 1), fixed, slots,
+                     count, mat, p.h, true);
       const ContactSlot* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
       for (int k = 0; k < count; ++k) {
         const V3 j = warmStart(slots[k], previous, p.previousColliderCount[b], mat.friction);
@@ -791,7 +773,9 @@ struct PreparePairs {
     const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
     PairContact<float>* c = slotsOf(p, q);
     const ContactMaterial<float> mat = pairMaterial(p, A, B);
-    pairTargets(solverBodyOf(p, A, 1), solverBodyOf(p, B, 1), c, count, mat, p.h);
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    contactTargets(startBodyOf(p, p.bodiesStart[a], A), startBodyOf(p, p.bodiesStart[b], B), solverBodyOf(p, A, 1),
+                   solverBodyOf(p, B, 1), c, count, mat, p.h, true);
     const int previous = previousPair(p, p.pairKeys[q]);
     if (previous < 0) return;
     const PairContact<float>* old =
@@ -863,9 +847,17 @@ struct FinishPairBodies {
     if (p.split[b] == 0) return;
     BodyData body = p.bodies[b];
     const BodyData& predicted = p.bodiesPredicted[b];
-    body.centre += p.h * (body.velocity - predicted.velocity);
-    body.rotation = rotationMatrix(integrateOrientation(
-        quaternionFromRotation(body.rotation), body.angularVelocity - predicted.angularVelocity, p.h));
+    moveWithVelocityChange(body.centre, body.rotation, body.velocity - predicted.velocity,
+                           body.angularVelocity - predicted.angularVelocity, p.h);
+    if (p.colliderContactCount[b] > 0) {  // a bounce on a collider places the body (contact_solver.h)
+      const SolverBody<float> wall;
+      V3 normal(0.0f);
+      const float bounce = bounceTranslation(startBodyOf(p, p.bodiesStart[b], body), wall,
+                                             solverBodyOf(p, predicted, 1), wall, solverBodyOf(p, body, 1), wall,
+                                             p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                                             p.colliderContactCount[b], bodyMaterial(p, body), p.h, normal);
+      body.centre += bounce * normal;
+    }
     V3 move(0.0f);
     long long dropped = 0;
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
@@ -890,12 +882,7 @@ struct FinishPairBodies {
     }
     if (dropped) p.contactOverflow[b] += dropped;
     body.centre += move / float(p.split[b]);
-    if (p.colliderContacts)
-      for (int pass = 0; pass < kPushOutPasses; ++pass) {
-        bool moved = false;
-        for (int k = 0; k < p.colliderCount; ++k) moved = pushOut(p, body, p.colliders[k]) || moved;
-        if (!moved) break;
-      }
+    if (p.colliderContacts) pushOut(p, body);
     p.bodies[b] = body;
   }
 };
@@ -931,7 +918,7 @@ struct MatchBodies {
     b.centre += xToNew;
     b.angularVelocity = worldInverseInertia(p, b) * s.l;
     if (!p.deferContacts) {
-      if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, b);
+      if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, before, b);
       watchBody(p, bodyIndex, before, b);
     }
     p.bodies[bodyIndex] = b;
@@ -960,12 +947,12 @@ struct ImpulseBodies {
       }
     b.velocity = (b.velocity + p.h * (p.gravity + F / shape.mass)) * p.linearDamping;
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
-    if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, b);
+    if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
     b.centre += p.h * b.velocity;
     Quat<float> q = integrateOrientation(quaternionFromRotation(b.rotation), b.angularVelocity, p.h);
     b.rotation = rotationMatrix(q);
     if (!p.deferContacts) {
-      if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, b);
+      if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
       watchBody(p, bodyIndex, before, b);
     }
     p.bodies[bodyIndex] = b;

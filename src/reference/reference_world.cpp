@@ -57,7 +57,7 @@ void ReferenceWorld::step() {
     else
       stepImpulse(b, h, false);
   }
-  resolveAllContacts();
+  resolveAllContacts(before);
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
     writeParticlesFromBody(b);
     watchBody(b, before[b]);
@@ -124,6 +124,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   const SolverSettings& solver = scene_.solver;
   const ContactMaterial<double> material = contactMaterial(b);
   BodyState& body = bodies_[b];
+  const BodyState start = body;  // the approach speeds restitution is taken from
 
   // 1. Integrate: v_i ← α (v_i + h (g + f_i/m_i)); f_i are penalty contact forces, if chosen.
   for (std::size_t i = 0; i < n; ++i) {
@@ -178,7 +179,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
 
   // 6. Collide after matching, at the body level so the body stays rigid.
   if (!contactsNow) return;
-  if (solver.collideAfter && solver.contact == ContactModel::Impulse) resolveBodyContacts(b);
+  if (solver.collideAfter && solver.contact == ContactModel::Impulse) resolveBodyContacts(b, start, true);
   writeParticlesFromBody(b);
 }
 
@@ -187,6 +188,7 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const SolverSettings& solver = scene_.solver;
   BodyState& body = bodies_[b];
+  const BodyState start = body;
 
   // 1. Velocities. Penalty contact forces (if chosen) give F = Σ f_i and τ = Σ (R r_i) × f_i.
   glm::dvec3 F(0.0), tau(0.0);
@@ -212,7 +214,7 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   //    after it instead, so that no particle ends the step inside a collider. Measured on the lab
   //    scene, the literal order leaves a resting bunny rocking (docs/solver.md).
   const bool contactsAfter = solver.collideAfter;
-  if (contactsNow && solver.contact == ContactModel::Impulse && !contactsAfter) resolveBodyContacts(b);
+  if (contactsNow && solver.contact == ContactModel::Impulse && !contactsAfter) resolveBodyContacts(b, start, false);
 
   // 3. Positions: x ← x + h v; q ← normalize(q + [0, h/2 ω] ⊗ q).
   body.centre += h * body.velocity;
@@ -220,19 +222,42 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   body.rotation = rotationMatrix(q);
 
   if (!contactsNow) return;
-  if (solver.contact == ContactModel::Impulse && contactsAfter) resolveBodyContacts(b);
+  if (solver.contact == ContactModel::Impulse && contactsAfter) resolveBodyContacts(b, start, true);
   writeParticlesFromBody(b);
 }
 
-void ReferenceWorld::resolveBodyContacts(std::size_t b) {
+void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, bool moved) {
   // Velocities. The sequential solver takes the contacts of all colliders together, so a body
-  // in a wedge (floor and wall, floor and sphere) is solved against both at once; the averaged
-  // impulse of SPEC §3 goes collider by collider, as the lab does per plane.
-  std::vector<ContactPoint> contacts;
+  // in a wedge (floor and wall, floor and sphere) is solved against both at once: the one contact
+  // solver (math/contact_solver.h) with the colliders as a static body. The averaged impulse of
+  // SPEC §3 goes collider by collider, as the lab does per plane.
+  std::vector<PairContact<double>> contacts;
   if (scene_.solver.contactSolver == ContactSolver::Sequential) {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
       gatherContacts(b, static_cast<int>(k), contacts);
-    if (!contacts.empty()) sequentialImpulses(b, contacts);
+    if (!contacts.empty()) {
+      BodyState& body = bodies_[b];
+      const ContactMaterial<double> material = contactMaterial(b);
+      const SolverBody<double> wall;
+      SolverBody<double> self = solverBody(b, 1), atStart = self;
+      atStart.v = start.velocity;
+      atStart.w = start.angularVelocity;
+      contactTargets(atStart, wall, self, wall, contacts.data(), static_cast<int>(contacts.size()), material,
+                     scene_.stepDt(), moved);
+      solveAgainstStatic(self, contacts.data(), static_cast<int>(contacts.size()), material.friction,
+                         scene_.solver.contactIterations);
+      if (moved) {
+        const SolverBody<double> predicted = solverBody(b, 1);
+        moveWithVelocityChange(body.centre, body.rotation, self.v - body.velocity, self.w - body.angularVelocity,
+                               scene_.stepDt());
+        glm::dvec3 normal(0.0);
+        const double bounce = bounceTranslation(atStart, wall, predicted, wall, self, wall, contacts.data(),
+                                                static_cast<int>(contacts.size()), material, scene_.stepDt(), normal);
+        body.centre += bounce * normal;
+      }
+      body.velocity = self.v;
+      body.angularVelocity = self.w;
+    }
   } else {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k) {
       contacts.clear();
@@ -240,14 +265,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b) {
       if (!contacts.empty()) averagedImpulse(b, contacts);
     }
   }
-  // Positions: "move the body out" (SPEC §3) along the normal of its deepest point, collider by
-  // collider. A push out of one collider can push into another (a wedge); a few passes settle
-  // that. Planes at right angles need one.
-  for (int pass = 0; pass < 5; ++pass) {
-    bool moved = false;
-    for (const auto& collider : scene_.colliders) moved |= pushOut(b, collider);
-    if (!moved) break;
-  }
+  pushOut(b);
 }
 
 // ---- Bodies that touch (SPEC §6–7) ----------------------------------------------------------
@@ -329,7 +347,7 @@ SolverBody<double> ReferenceWorld::solverBody(std::size_t b, int split) const {
   return s;
 }
 
-void ReferenceWorld::resolveAllContacts() {
+void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   const std::size_t n = bodies_.size();
   const SolverSettings& solver = scene_.solver;
   const bool withColliders = solver.contact == ContactModel::Impulse &&
@@ -357,28 +375,23 @@ void ReferenceWorld::resolveAllContacts() {
   std::vector<int> split(n, 0);
   for (std::size_t b = 0; b < n; ++b) {
     if (pairsOf[b].empty()) {
-      if (withColliders) resolveBodyContacts(b);
+      if (withColliders) resolveBodyContacts(b, start[b], true);
       continue;
     }
-    if (withColliders) {
-      std::vector<ContactPoint> points;
+    if (withColliders)
       for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
-        gatherContacts(b, static_cast<int>(k), points);
-      for (const ContactPoint& c : points) {
-        PairContact<double> pc{};
-        pc.ra = c.r;
-        pc.normal = c.normal;
-        pc.phi = c.phi;
-        pc.particle = c.particle;
-        pc.feature = c.collider;
-        colliderContacts[b].push_back(pc);
-      }
-    }
+        gatherContacts(b, static_cast<int>(k), colliderContacts[b]);
     split[b] = static_cast<int>(pairsOf[b].size()) + (colliderContacts[b].empty() ? 0 : 1);
   }
 
-  // Targets from the velocities before the solve.
+  // Targets from the velocities before the solve, restitution from those at the step's start.
   const SolverBody<double> fixed;  // a static collider
+  auto atStart = [&](std::size_t b) {
+    SolverBody<double> s = solverBody(b, 1);
+    s.v = start[b].velocity;
+    s.w = start[b].angularVelocity;
+    return s;
+  };
   auto materialOf = [&](std::size_t b) { return scene_.materials[scene_.bodies[b].material]; };
   std::vector<ContactMaterial<double>> pairMaterial(pairs.size());
   for (std::size_t p = 0; p < pairs.size(); ++p) {
@@ -386,13 +399,13 @@ void ReferenceWorld::resolveAllContacts() {
     const Material& mb = materialOf(pairs[p].b);
     pairMaterial[p] = mixMaterials(ma.restitution, ma.friction, mb.restitution, mb.friction,
                                    solver.restitutionThreshold);
-    pairTargets(solverBody(pairs[p].a, 1), solverBody(pairs[p].b, 1), pairs[p].contacts.data(),
-                static_cast<int>(pairs[p].contacts.size()), pairMaterial[p], h);
+    contactTargets(atStart(pairs[p].a), atStart(pairs[p].b), solverBody(pairs[p].a, 1), solverBody(pairs[p].b, 1),
+                   pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), pairMaterial[p], h, true);
   }
   for (std::size_t b = 0; b < n; ++b)
     if (!colliderContacts[b].empty())
-      pairTargets(solverBody(b, 1), fixed, colliderContacts[b].data(),
-                  static_cast<int>(colliderContacts[b].size()), contactMaterial(b), h);
+      contactTargets(atStart(b), fixed, solverBody(b, 1), fixed, colliderContacts[b].data(),
+                     static_cast<int>(colliderContacts[b].size()), contactMaterial(b), h, true);
 
   // Jacobi over pairs with mass splitting, Gauss–Seidel within a pair (pair_contact.h).
   const std::vector<BodyState> predicted = bodies_;
@@ -465,10 +478,18 @@ void ReferenceWorld::resolveAllContacts() {
   // body's fall under gravity during the prediction is taken back here, not left as penetration.
   for (std::size_t b = 0; b < n; ++b) {
     if (pairsOf[b].empty()) continue;
-    bodies_[b].centre += h * (bodies_[b].velocity - predicted[b].velocity);
-    const glm::dquat q = integrateOrientation(quaternionFromRotation(bodies_[b].rotation),
-                                              bodies_[b].angularVelocity - predicted[b].angularVelocity, h);
-    bodies_[b].rotation = rotationMatrix(q);
+    moveWithVelocityChange(bodies_[b].centre, bodies_[b].rotation, bodies_[b].velocity - predicted[b].velocity,
+                           bodies_[b].angularVelocity - predicted[b].angularVelocity, h);
+    if (!colliderContacts[b].empty()) {  // a bounce on a collider places the body (contact_solver.h)
+      SolverBody<double> before = solverBody(b, 1);
+      before.v = predicted[b].velocity;
+      before.w = predicted[b].angularVelocity;
+      glm::dvec3 normal(0.0);
+      const double bounce = bounceTranslation(atStart(b), fixed, before, fixed, solverBody(b, 1), fixed,
+                                              colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
+                                              contactMaterial(b), h, normal);
+      bodies_[b].centre += bounce * normal;
+    }
   }
 
   // Positions: each pair separates its deepest point (beyond the slop) along that point's
@@ -489,17 +510,12 @@ void ReferenceWorld::resolveAllContacts() {
   for (std::size_t b = 0; b < n; ++b) {
     if (pairsOf[b].empty()) continue;
     bodies_[b].centre += move[b] / double(split[b]);
-    if (!withColliders) continue;
-    for (int pass = 0; pass < 5; ++pass) {
-      bool moved = false;
-      for (const auto& collider : scene_.colliders) moved |= pushOut(b, collider);
-      if (!moved) break;
-    }
+    if (withColliders) pushOut(b);
   }
 }
 
 void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
-                                    std::vector<ContactPoint>& contacts) {
+                                    std::vector<PairContact<double>>& contacts) {
   const Collider<double>& collider = scene_.colliders[static_cast<std::size_t>(colliderIndex)];
   // Contacts: particles within the contact margin of the surface (SPEC §4, "φ < ε with a
   // buffer"), so that all the points a resting body stands on take part, not only the one that
@@ -512,9 +528,12 @@ void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
     glm::dvec3 r = body.rotation * shape.rest[i];
     SdfSample<double> s = sdfCollider(collider, body.centre + r);
     if (!(s.phi < margin)) continue;
-    ContactPoint point{r, s.gradient, s.phi};
+    PairContact<double> point{};
+    point.ra = r;
+    point.normal = s.gradient;
+    point.phi = s.phi;
     point.particle = static_cast<int>(i);
-    point.collider = colliderIndex;
+    point.feature = colliderIndex;
     if (contacts.size() < capacity) {
       contacts.push_back(point);
       continue;
@@ -529,33 +548,28 @@ void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
   }
 }
 
-bool ReferenceWorld::pushOut(std::size_t b, const Collider<double>& collider) {
+// Positions: "move the body out" (SPEC §3) along the normal of its deepest point, collider by
+// collider. A push out of one collider can push into another (a wedge); a few passes settle
+// that. Planes at right angles need one. The same passes as every backend's.
+void ReferenceWorld::pushOut(std::size_t b) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   BodyState& body = bodies_[b];
-  double deepest = 0;
-  glm::dvec3 normal(0.0);
-  for (const glm::dvec3& rest : shape.rest) {
-    SdfSample<double> s = sdfCollider(collider, body.centre + body.rotation * rest);
-    if (-s.phi > deepest) {
-      deepest = -s.phi;
-      normal = s.gradient;
-    }
-  }
-  if (deepest > 0) body.centre += deepest * normal;
-  return deepest > 1e-12 * std::max(1.0, shape.boundingRadius);
+  pushOutOfColliders(scene_.colliders.data(), static_cast<int>(scene_.colliders.size()), body.centre,
+                     body.rotation, [&](int i) { return shape.rest[static_cast<std::size_t>(i)]; },
+                     static_cast<int>(shape.rest.size()), shape.boundingRadius);
 }
 
 // SPEC §3 step 2, literally: one virtual contact point r_c, the average of the approaching
 // contacts, and the impulse that gives it the velocity of the SPEC §4 response.
-void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<ContactPoint>& contacts) {
+void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   BodyState& body = bodies_[b];
   glm::dvec3 sumR(0.0), sumN(0.0);
   int approaching = 0;
-  for (const ContactPoint& c : contacts) {
-    glm::dvec3 vi = body.velocity + glm::cross(body.angularVelocity, c.r);
+  for (const PairContact<double>& c : contacts) {
+    glm::dvec3 vi = body.velocity + glm::cross(body.angularVelocity, c.ra);
     if (c.phi < -scene_.solver.penetrationSlop && glm::dot(vi, c.normal) < 0) {
-      sumR += c.r;
+      sumR += c.ra;
       sumN += c.normal;
       ++approaching;
     }
@@ -570,58 +584,6 @@ void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<ContactPoi
   glm::dvec3 j = impulseAtPoint(1.0 / shape.totalMass, Iinv, rc, vc, vWanted);
   body.velocity += j / shape.totalMass;
   body.angularVelocity += Iinv * glm::cross(rc, j);
-}
-
-// Sequential impulses (Catto 2005, as in Box2D): every contact point gets its own normal impulse
-// λ_N ≥ 0 and friction impulse |λ_T| ≤ μ λ_N, solved by Gauss–Seidel sweeps over the points.
-// Because accumulated impulses are clamped, not each increment, a later sweep can take back an
-// earlier push, so the total normal impulse is what the contacts need (no over-counted friction)
-// and several resting points share the load (no rocking). The targets follow SPEC §4: a contact
-// approaching faster than the restitution threshold rebounds at −μ_N v_N; one still above the
-// surface may approach by φ/h (it reaches the surface in one step, no earlier).
-void ReferenceWorld::sequentialImpulses(std::size_t b, std::vector<ContactPoint>& contacts) {
-  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
-  BodyState& body = bodies_[b];
-  const ContactMaterial<double> material = contactMaterial(b);
-  const double invMass = 1.0 / shape.totalMass, h = scene_.stepDt();
-  const glm::dmat3 Iinv = worldInverseInertia(b);
-  auto pointVelocity = [&](const glm::dvec3& r) {
-    return body.velocity + glm::cross(body.angularVelocity, r);
-  };
-  auto applyImpulse = [&](const glm::dvec3& r, const glm::dvec3& j) {
-    body.velocity += invMass * j;
-    body.angularVelocity += Iinv * glm::cross(r, j);
-  };
-  for (ContactPoint& c : contacts) {
-    glm::dmat3 rx = skew(c.r);
-    c.K = glm::dmat3(invMass) - rx * Iinv * rx;  // velocity change at r per unit impulse
-    double vn = glm::dot(pointVelocity(c.r), c.normal);
-    c.targetNormalVelocity = c.phi > 0 ? -c.phi / h : 0.0;
-    if (vn < -material.restitutionThreshold) c.targetNormalVelocity = std::max(c.targetNormalVelocity, -material.restitution * vn);
-  }
-  for (int iteration = 0; iteration < scene_.solver.contactIterations; ++iteration) {
-    for (ContactPoint& c : contacts) {
-      // Normal: drive v·n to the target, keeping the accumulated impulse non-negative.
-      double vn = glm::dot(pointVelocity(c.r), c.normal);
-      double kn = glm::dot(c.normal, c.K * c.normal);
-      double lambda = std::max(c.lambdaNormal + (c.targetNormalVelocity - vn) / kn, 0.0);
-      applyImpulse(c.r, (lambda - c.lambdaNormal) * c.normal);
-      c.lambdaNormal = lambda;
-      // Friction: remove the sliding velocity, within the Coulomb cone |λ_T| ≤ μ λ_N.
-      glm::dvec3 v = pointVelocity(c.r);
-      glm::dvec3 vt = v - glm::dot(v, c.normal) * c.normal;
-      double vtLen = glm::length(vt);
-      glm::dvec3 lambdaT = c.lambdaTangent;
-      if (vtLen > 1e-14) {
-        glm::dvec3 t = vt / vtLen;
-        lambdaT -= (vtLen / glm::dot(t, c.K * t)) * t;
-      }
-      double limit = material.friction * c.lambdaNormal, len = glm::length(lambdaT);
-      if (len > limit) lambdaT *= limit / len;
-      applyImpulse(c.r, lambdaT - c.lambdaTangent);
-      c.lambdaTangent = lambdaT;
-    }
-  }
 }
 
 double ReferenceWorld::contactMargin() const {

@@ -14,7 +14,7 @@
 #include <map>
 #include <vector>
 
-#include "math/pair_contact.h"
+#include "math/contact_solver.h"
 #include "math/watchdog.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
@@ -77,7 +77,7 @@ class ReferenceWorld {
   /// SPEC §6–7 for every body at once: broad phase, contact points of each pair, one solve of all
   /// pairs and colliders by mass splitting, push-out; bodies no pair touches take the
   /// single-body path (resolveBodyContacts).
-  void resolveAllContacts();
+  void resolveAllContacts(const std::vector<BodyState>& start);
   /// Sort-and-sweep along x over the bodies' bounding boxes; pairs (a < b), sorted.
   std::vector<std::pair<std::size_t, std::size_t>> broadPhase();
   struct Pair {
@@ -89,24 +89,12 @@ class ReferenceWorld {
   double speculative(std::size_t b) const;
   void watchBody(std::size_t b, const BodyState& before);
   /// Body-level contact against every collider: impulses from the contact solver, then a rigid
-  /// translation out of each collider along its deepest point's normal.
-  void resolveBodyContacts(std::size_t b);
-  struct ContactPoint {
-    glm::dvec3 r;       // world offset from the centre of mass
-    glm::dvec3 normal;  // unit SDF gradient
-    double phi;         // signed distance
-    glm::dmat3 K{0.0};  // point velocity change per unit impulse
-    double targetNormalVelocity = 0;
-    double lambdaNormal = 0;
-    glm::dvec3 lambdaTangent{0.0};
-    int particle = 0;  // index in the shape
-    int collider = 0;  // index in scene.colliders
-  };
-  void gatherContacts(std::size_t b, int collider, std::vector<ContactPoint>& contacts);
-  /// Returns whether the body had to move.
-  bool pushOut(std::size_t b, const Collider<double>& collider);
-  void averagedImpulse(std::size_t b, const std::vector<ContactPoint>& contacts);
-  void sequentialImpulses(std::size_t b, std::vector<ContactPoint>& contacts);
+  /// translation out of each collider along its deepest point's normal. `start`: the body at the
+  /// step's start (restitution's approach speeds); `moved`: the pose has already moved this step.
+  void resolveBodyContacts(std::size_t b, const BodyState& start, bool moved);
+  void gatherContacts(std::size_t b, int collider, std::vector<PairContact<double>>& contacts);
+  void pushOut(std::size_t b);
+  void averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts);
   void writeParticlesFromBody(std::size_t b);
   double contactMargin() const;
   glm::dmat3 worldInverseInertia(std::size_t b) const;

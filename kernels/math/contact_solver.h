@@ -1,0 +1,353 @@
+// The one contact solver (docs/solver.md, "Contact solver"): every contact of a step — a body
+// against a static collider, or against another body — is a PairContact between two SolverBody
+// states, a collider being a body of zero inverse mass and inertia (as Box2D keeps a static
+// body). The same functions, instantiated in double by the CPU reference and in float by every
+// backend, compute the targets, sweep the contacts, move a pose with the velocity change and
+// push a body out of the colliders:
+//
+//   contactTargets   non-penetration from the gap at the step's start (speculative), and
+//                    restitution from the approach speed before this step's velocity update
+//   pairSweep        one Gauss–Seidel sweep of sequential impulses with accumulated clamping
+//   solveAgainstStatic  a body alone against colliders: `iterations` sweeps
+//   moveWithVelocityChange  contacts act before the position update
+//   pushOutOfColliders  the positional last word, the same passes and stopping rule everywhere
+//
+// Bodies in touching pairs are solved by mass splitting (Tonge, Benevolenskiy & Voroshilov,
+// "Mass splitting for jitter-free parallel rigid body simulation", SIGGRAPH 2012): a body
+// touched by n pairs (its collider contacts counting as one more pair against a static body)
+// enters each of them with n times its inverse mass and inverse inertia, and its new velocity is
+// the average of its n copies — the sum of the pair impulses applied with its true mass. Every
+// pair can then be solved at once, in any order, with the same result on every backend. A body
+// that touches no other body is the case n = 1, solved by Gauss–Seidel over its contacts.
+#pragma once
+
+#include "math/contact.h"
+#include "math/hd.h"
+#include "math/rotation.h"
+#include "math/sdf.h"
+
+namespace smash {
+
+/// One contact point between body a and body b (or a static collider, b = nothing).
+template <class T>
+struct PairContact {
+  Vec3<T> ra;      ///< contact point minus a's centre (world frame)
+  Vec3<T> rb;      ///< contact point minus b's centre (unused against a collider)
+  Vec3<T> normal;  ///< unit, from b towards a: a positive impulse pushes a along it, b against it
+  T phi;           ///< signed distance of the point from the other surface (< 0: inside)
+  T target;        ///< wanted normal relative velocity
+  T lambdaNormal;  ///< accumulated normal impulse, ≥ 0
+  Vec3<T> lambdaTangent;  ///< accumulated friction impulse, |λ_T| ≤ μ λ_N
+  int particle;    ///< identity across steps (warm starting): the particle's index in its shape
+  int feature;     ///< and which side it came from (0: a's particle, 1: b's) or which collider
+};
+
+/// Warm starting (Catto): a contact that existed in the last step (same particle, same feature)
+/// starts from last step's impulses — the normal one as it was, the friction one projected onto
+/// the new tangent plane and kept in the cone — so the iterations of successive steps add up.
+/// `previous` is last step's list for the same pair. Returns the impulse to pre-apply.
+template <class T>
+SMASH_HD Vec3<T> warmStart(PairContact<T>& c, const PairContact<T>* previous, int previousCount,
+                           T friction) {
+  for (int k = 0; k < previousCount; ++k) {
+    if (previous[k].particle != c.particle || previous[k].feature != c.feature) continue;
+    c.lambdaNormal = previous[k].lambdaNormal;
+    Vec3<T> t = previous[k].lambdaTangent - glm::dot(previous[k].lambdaTangent, c.normal) * c.normal;
+    const T limit = friction * c.lambdaNormal, len = glm::length(t);
+    if (len > limit) t *= limit / len;
+    c.lambdaTangent = t;
+    return c.lambdaNormal * c.normal + t;
+  }
+  return Vec3<T>(T(0));
+}
+
+/// A body as one contact pair sees it: velocities, and inverse mass and inertia already scaled by
+/// the number of pairs that share the body (mass splitting). A collider is invMass 0, inertia 0.
+template <class T>
+struct SolverBody {
+  Vec3<T> v{T(0)};
+  Vec3<T> w{T(0)};
+  T invMass = T(0);
+  Mat3<T> invInertia{T(0)};
+};
+
+/// The impulses a sweep gave one side of a pair: Σ j and Σ r × j.
+template <class T>
+struct PairImpulse {
+  Vec3<T> linear{T(0)};
+  Vec3<T> angular{T(0)};
+};
+
+/// Velocity change at offset r per unit impulse along d: (1/M) d − r × (I⁻¹ (r × d)).
+template <class T>
+SMASH_HD Vec3<T> responseAt(const SolverBody<T>& s, const Vec3<T>& r, const Vec3<T>& d) {
+  return s.invMass * d - glm::cross(r, s.invInertia * glm::cross(r, d));
+}
+
+template <class T>
+SMASH_HD Vec3<T> relativeVelocity(const SolverBody<T>& a, const SolverBody<T>& b,
+                                  const PairContact<T>& c) {
+  return (a.v + glm::cross(a.w, c.ra)) - (b.v + glm::cross(b.w, c.rb));
+}
+
+/// The material of a pair: the larger restitution and the geometric mean of the frictions
+/// (Box2D's mixing rules), the scene's restitution threshold.
+template <class T>
+SMASH_HD ContactMaterial<T> mixMaterials(T restitutionA, T frictionA, T restitutionB, T frictionB,
+                                         T threshold) {
+  return {restitutionA > restitutionB ? restitutionA : restitutionB,
+          glm::sqrt(frictionA * frictionB), threshold};
+}
+
+/// How a contact closes within this step, from the relative normal velocity at the step's start
+/// (vnStart: before the step's velocity update) and before the solve (vnPredicted), and the gap
+/// at the step's start. The relative normal motion over the step is taken as the parabola the
+/// integrator samples: acceleration a = (vnPredicted − vnStart)/h (gravity along the normal for a
+/// body on a collider, 0 between two falling bodies), and vnStart the velocity half a step before
+/// the step's start (semi-implicit Euler's velocities are the chords of the steps before).
+template <class T>
+struct Closing {
+  bool closes = false;  ///< the gap closes within this step
+  T gap = T(0);         ///< at the step's start
+  T accel = T(0);       ///< a
+  T time = T(0);        ///< of impact after the step's start, τ ∈ [0, h]
+  T impact = T(0);      ///< normal velocity at impact, < 0
+};
+
+template <class T>
+SMASH_HD Closing<T> closingOf(T phi, T vnStart, T vnPredicted, T h, bool moved) {
+  Closing<T> c;
+  c.gap = moved ? phi - h * vnPredicted : phi;
+  c.closes = c.gap + h * vnPredicted < T(0);
+  if (!c.closes) return c;
+  c.accel = (vnPredicted - vnStart) / h;
+  const T w = vnStart + c.accel * (h / T(2));  // velocity at the step's start
+  if (c.gap > T(0)) {
+    // Smallest root of gap + w τ + a τ²/2 = 0, in the form without cancellation.
+    const T root = glm::sqrt(glm::max(w * w - T(2) * c.accel * c.gap, T(0)));
+    c.time = -w + root > T(0) ? glm::min(T(2) * c.gap / (-w + root), h) : h;
+  }
+  c.impact = w + c.accel * c.time;
+  return c;
+}
+
+/// Restitution as the continuous bounce within the step: the contact reaches the surface at τ
+/// with normal velocity u and leaves it at −e·u. At the step's end it is G = −e·u (h − τ) +
+/// a (h − τ)²/2 apart (bounceGap), and its velocity, as the next steps' chords expect, is
+/// −e·u + a (h/2 − τ) (bounceVelocity). With both, the steps after a bounce sample the bounced
+/// parabola exactly: a box dropped with e = 1 rises to its drop height, with e < 1 to e² of it.
+template <class T>
+SMASH_HD T bounceVelocity(const Closing<T>& c, T e, T h) {
+  return -e * c.impact + c.accel * (h / T(2) - c.time);
+}
+template <class T>
+SMASH_HD T bounceGap(const Closing<T>& c, T e, T h) {
+  const T rest = h - c.time;
+  return glm::max(-e * c.impact * rest + c.accel * rest * rest / T(2), T(0));
+}
+
+template <class T>
+SMASH_HD bool bounces(const Closing<T>& c, T vnStart, const ContactMaterial<T>& material) {
+  return c.closes && material.restitution > T(0) && vnStart < -material.restitutionThreshold;
+}
+
+/// The restitution a bounce uses: e above twice the threshold, ramping in linearly from 0 at the
+/// threshold, so the rebound is a continuous function of the approach speed (a hard switch
+/// flipped resting contacts near the threshold between float and double, and a tumbling body's
+/// trajectory with them). Real materials also restitute less at low impact speeds.
+template <class T>
+SMASH_HD T restitutionAt(T vnStart, const ContactMaterial<T>& material) {
+  const T threshold = material.restitutionThreshold;
+  if (!(threshold > T(0))) return material.restitution;
+  return material.restitution * glm::clamp((-vnStart - threshold) / threshold, T(0), T(1));
+}
+
+/// Targets of `count` contacts, and their impulses cleared. `a` and `b` are the bodies'
+/// velocities before the solve, `aStart` and `bStart` their velocities at the step's start, before
+/// this step's velocity update (gravity, damping). `moved`: the contacts were found at the
+/// predicted pose, which has already moved by h·v, so φ is the gap after that move and the gap at
+/// the step's start is φ − h·v_n (the solver then moves the pose with the velocity change,
+/// moveWithVelocityChange).
+///
+///  - Non-penetration (speculative contact): against a static body (a collider) a contact whose
+///    gap at the step's start is g > 0 may close it, v_n ≥ −g/h, so a falling body lands on the
+///    surface; one touching or inside may not approach, v_n ≥ 0. Between two bodies the relative
+///    velocity is only as good as the Jacobi round that produced it, so a pair contact may close
+///    only the gap φ left after the move, v_n ≥ −φ/h (it lands up to a step's approach later).
+///    Closing the whole gap between bodies too was measured and rejected: the 100-body pile kept
+///    0.6–1.9 J of kinetic energy after 4 s instead of 5·10⁻⁴–1.4·10⁻³ J (docs/solver.md).
+///    Penetration is not turned into velocity (no Baumgarte term, which made a box stack bounce
+///    in place): push-out removes it.
+///  - Restitution: a contact that closes within this step and approached faster than the
+///    threshold before the step's velocity update leaves at bounceVelocity — from the approach
+///    speed before the step's gravity (Box2D v3 keeps the pre-solve relative velocity for this),
+///    corrected to the moment of impact. Taking v_n after gravity instead lost a step of gravity
+///    at every bounce (docs/solver.md, "Restitution"); bounceTranslation places the body.
+template <class T>
+SMASH_HD void contactTargets(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
+                             const SolverBody<T>& a, const SolverBody<T>& b, PairContact<T>* c,
+                             int count, const ContactMaterial<T>& material, T h, bool moved) {
+  for (int k = 0; k < count; ++k) {
+    const T vn = glm::dot(relativeVelocity(a, b, c[k]), c[k].normal);
+    const T vnStart = glm::dot(relativeVelocity(aStart, bStart, c[k]), c[k].normal);
+    // Between two bodies the gap is φ itself (see above), as if the contact had been found
+    // before the move: it engages when it would close within a step's approach.
+    const bool againstStatic = !(b.invMass > T(0));
+    const Closing<T> closing = closingOf(c[k].phi, vnStart, vn, h, moved && againstStatic);
+    c[k].target = closing.gap > T(0) ? -closing.gap / h : T(0);
+    if (bounces(closing, vnStart, material))
+      c[k].target = glm::max(c[k].target, bounceVelocity(closing, restitutionAt(vnStart, material), h));
+    c[k].lambdaNormal = T(0);
+    c[k].lambdaTangent = Vec3<T>(T(0));
+  }
+}
+
+/// After the solve, for contacts found at the predicted pose: every contact that bounced asks to
+/// end the step bounceGap apart; the pose has moved with the final velocities (aNow, bNow), so a
+/// contact k asks a relative to b to move D_k = bounceGap − (gap + h·v_n,now) along its normal.
+/// Returns the largest D_k (0 when nothing bounced) and its normal in `normal`: a largest value,
+/// not the first contact to arrive, so the answer does not jump between nearly simultaneous
+/// contacts (float and double then pick the same within rounding).
+template <class T>
+SMASH_HD T bounceTranslation(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
+                             const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted,
+                             const SolverBody<T>& aNow, const SolverBody<T>& bNow,
+                             const PairContact<T>* c, int count, const ContactMaterial<T>& material,
+                             T h, Vec3<T>& normal) {
+  bool any = false;
+  T best = T(0);
+  for (int k = 0; k < count; ++k) {
+    const T vnStart = glm::dot(relativeVelocity(aStart, bStart, c[k]), c[k].normal);
+    const T vn = glm::dot(relativeVelocity(aPredicted, bPredicted, c[k]), c[k].normal);
+    const Closing<T> closing = closingOf(c[k].phi, vnStart, vn, h, true);
+    if (!bounces(closing, vnStart, material)) continue;
+    const T vnNow = glm::dot(relativeVelocity(aNow, bNow, c[k]), c[k].normal);
+    const T move = bounceGap(closing, restitutionAt(vnStart, material), h) - (closing.gap + h * vnNow);
+    if (!any || move > best) {
+      any = true;
+      best = move;
+      normal = c[k].normal;
+    }
+  }
+  return best;
+}
+
+/// One Gauss–Seidel sweep over a pair's contacts: normal impulse towards the target with the
+/// accumulated impulse kept ≥ 0, then friction within the Coulomb cone. `a` and `b` are updated
+/// as the sweep goes; the impulses it applied are added to `onA` and `onB` (onB = −onA's linear
+/// part, with b's own lever arms).
+template <class T>
+SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, int count,
+                        T friction, PairImpulse<T>& onA, PairImpulse<T>& onB) {
+  auto apply = [&](const PairContact<T>& s, const Vec3<T>& j) {
+    a.v += a.invMass * j;
+    a.w += a.invInertia * glm::cross(s.ra, j);
+    b.v -= b.invMass * j;
+    b.w -= b.invInertia * glm::cross(s.rb, j);
+    onA.linear += j;
+    onA.angular += glm::cross(s.ra, j);
+    onB.linear -= j;
+    onB.angular -= glm::cross(s.rb, j);
+  };
+  for (int k = 0; k < count; ++k) {
+    PairContact<T>& s = c[k];
+    const T vn = glm::dot(relativeVelocity(a, b, s), s.normal);
+    const T kn = glm::dot(s.normal, responseAt(a, s.ra, s.normal) + responseAt(b, s.rb, s.normal));
+    if (!(kn > ScalarTraits<T>::tiny)) continue;  // both sides immovable along n
+    const T lambda = glm::max(s.lambdaNormal + (s.target - vn) / kn, T(0));
+    apply(s, (lambda - s.lambdaNormal) * s.normal);
+    s.lambdaNormal = lambda;
+    const Vec3<T> vr = relativeVelocity(a, b, s);
+    const Vec3<T> vt = vr - glm::dot(vr, s.normal) * s.normal;
+    const T vtLen = glm::length(vt);
+    Vec3<T> lambdaT = s.lambdaTangent;
+    if (vtLen > ScalarTraits<T>::epsilon * T(1e-4)) {
+      const Vec3<T> t = vt / vtLen;
+      const T kt = glm::dot(t, responseAt(a, s.ra, t) + responseAt(b, s.rb, t));
+      if (kt > ScalarTraits<T>::tiny) lambdaT -= (vtLen / kt) * t;
+    }
+    const T limit = friction * s.lambdaNormal, len = glm::length(lambdaT);
+    if (len > limit) lambdaT *= limit / len;
+    apply(s, lambdaT - s.lambdaTangent);
+    s.lambdaTangent = lambdaT;
+  }
+}
+
+/// A body alone against static colliders (the n = 1 case of mass splitting): `iterations`
+/// Gauss–Seidel sweeps over its contacts. `body` holds the result.
+template <class T>
+SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
+                                 int iterations) {
+  SolverBody<T> wall;
+  PairImpulse<T> onBody, onWall;
+  for (int it = 0; it < iterations; ++it) pairSweep(body, wall, c, count, friction, onBody, onWall);
+}
+
+/// Contacts act before the position update (semi-implicit Euler): the predicted pose moved with
+/// the velocities before the solve, so it moves with the velocity change too — a resting body's
+/// fall during the prediction is taken back here, not left as penetration.
+template <class T>
+SMASH_HD void moveWithVelocityChange(Vec3<T>& centre, Mat3<T>& rotation, const Vec3<T>& dv,
+                                     const Vec3<T>& dw, T h) {
+  centre += h * dv;
+  rotation = rotationMatrix(integrateOrientation(quaternionFromRotation(rotation), dw, h));
+}
+
+/// Push-out: at most this many passes over the colliders, each moving the body out of one
+/// collider along the normal of its deepest point; a pass that moves nothing ends it.
+constexpr int kPushOutPasses = 5;
+
+/// The deepest point of a body (centre, rotation, rest offsets rest(i), i < count) inside one
+/// collider: depth −φ > 0 and the normal there; depth 0 when none is inside. The Lipschitz bound
+/// through the centre (radius: the shape's bounding radius) skips the particles of a body that
+/// cannot reach the collider; the answer is the same.
+template <class T, class Rest>
+SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, const Mat3<T>& rotation,
+                         const Rest& rest, int count, T radius, Vec3<T>& normal) {
+  T deepest = T(0);
+  if (sdfCollider(collider, centre).phi > radius + lipschitzSlack(collider)) return deepest;
+  for (int i = 0; i < count; ++i) {
+    const SdfSample<T> s = sdfCollider(collider, centre + rotation * rest(i));
+    if (-s.phi > deepest) {
+      deepest = -s.phi;
+      normal = s.gradient;
+    }
+  }
+  return deepest;
+}
+
+/// The push-out passes of one body against every collider (the per-particle strategy runs the
+/// same passes as segmented maxima over chunks: ChunkDeepest, PushOutApply).
+template <class T, class Rest>
+SMASH_HD void pushOutOfColliders(const Collider<T>* colliders, int colliderCount, Vec3<T>& centre,
+                                 const Mat3<T>& rotation, const Rest& rest, int count, T radius) {
+  for (int pass = 0; pass < kPushOutPasses; ++pass) {
+    bool moved = false;
+    for (int k = 0; k < colliderCount; ++k) {
+      Vec3<T> normal(T(0));
+      const T depth = deepestInside(colliders[k], centre, rotation, rest, count, radius, normal);
+      if (depth > T(0)) {
+        centre += depth * normal;
+        moved = true;
+      }
+    }
+    if (!moved) break;
+  }
+}
+
+/// Keeps at most `capacity` contacts in `slots`: appends while there is room, then a new contact
+/// replaces the shallowest kept one if it is deeper. Returns whether one was dropped.
+template <class T>
+SMASH_HD bool keepDeepest(PairContact<T>* slots, int& count, int capacity, const PairContact<T>& c) {
+  if (count < capacity) {
+    slots[count++] = c;
+    return false;
+  }
+  int shallowest = 0;
+  for (int j = 1; j < count; ++j)
+    if (slots[j].phi > slots[shallowest].phi) shallowest = j;
+  if (c.phi < slots[shallowest].phi) slots[shallowest] = c;
+  return true;
+}
+
+}  // namespace smash
