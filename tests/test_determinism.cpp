@@ -43,10 +43,11 @@ struct Pinned {
 // Issues 10 and 11: one contact solver for colliders and bodies (math/contact_solver.h); collider
 // contacts move the pose with the velocity change, an impact lands from the gap it had at the
 // step's start, and a bounce restitutes the approach speed before the step's gravity at its moment
-// within the step (and places the body there): every hash changed.
+// within the step (and places the body there): every hash changed. Issue 11: the impulse method
+// holds the angular momentum (the gyroscopic term): the impulse lab's hash changed.
 const Pinned kPinned[] = {
     {"lab_bunny.json", Method::ShapeMatching, 300, 0xf67ac0778b0686a2ull},
-    {"lab_bunny.json", Method::Impulse, 300, 0x9d59303cb4350e8bull},
+    {"lab_bunny.json", Method::Impulse, 300, 0x6c673ceda7de01c4ull},
     {"bunny_grid.json", Method::ShapeMatching, 200, 0x49561daee121cbb6ull},
 };
 

@@ -47,6 +47,7 @@ struct ShapeData {
   float mass;           // M
   float radius;         // max ‖r_i‖
   M3 aqqInverse;        // A_qq⁻¹ (zero when not invertible)
+  M3 inertia;           // I_ref
   M3 inertiaInverse;    // I_ref⁺
   GridSdfView sdf;      // φ_ref (values in backend memory); null values when not baked
 };
@@ -949,8 +950,7 @@ struct ImpulseBodies {
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
     if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
     b.centre += p.h * b.velocity;
-    Quat<float> q = integrateOrientation(quaternionFromRotation(b.rotation), b.angularVelocity, p.h);
-    b.rotation = rotationMatrix(q);
+    rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h);
     if (!p.deferContacts) {
       if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
       watchBody(p, bodyIndex, before, b);

@@ -216,10 +216,11 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   const bool contactsAfter = solver.collideAfter;
   if (contactsNow && solver.contact == ContactModel::Impulse && !contactsAfter) resolveBodyContacts(b, start, false);
 
-  // 3. Positions: x ← x + h v; q ← normalize(q + [0, h/2 ω] ⊗ q).
+  // 3. Positions: x ← x + h v; the orientation by SPEC's q ← normalize(q + [0, h/2 ω] ⊗ q) in
+  //    angular momentum form: L = I(R) ω is held and ω = I(R)⁻¹ L follows the body (Euler's
+  //    equations, the gyroscopic term; math/rotation.h rotateWithMomentum).
   body.centre += h * body.velocity;
-  glm::dquat q = integrateOrientation(quaternionFromRotation(body.rotation), body.angularVelocity, h);
-  body.rotation = rotationMatrix(q);
+  rotateWithMomentum(body.rotation, body.angularVelocity, shape.inertia, shape.inertiaInverse, h);
 
   if (!contactsNow) return;
   if (solver.contact == ContactModel::Impulse && contactsAfter) resolveBodyContacts(b, start, true);
