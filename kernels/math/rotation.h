@@ -211,6 +211,40 @@ SMASH_HD Quat<T> quaternionFromRotation(const Mat3<T>& r) {
   return glm::normalize(glm::quat_cast(r));
 }
 
+/// The angular momentum I(R) ω = R I_ref Rᵀ ω of a body at pose r (`inertia` is I_ref).
+template <class T>
+SMASH_HD Vec3<T> momentumAt(const Mat3<T>& r, const Vec3<T>& omega, const Mat3<T>& inertia) {
+  return r * (inertia * (glm::transpose(r) * omega));
+}
+
+/// What to add to `omega` to get the ω of angular momentum L at pose r: I(r)⁻¹ (L − I(r) ω).
+template <class T>
+SMASH_HD Vec3<T> omegaCorrection(const Mat3<T>& r, const Vec3<T>& omega, const Vec3<T>& L,
+                                 const Mat3<T>& inertia, const Mat3<T>& inertiaInverse) {
+  return r * (inertiaInverse * (glm::transpose(r) * (L - momentumAt(r, omega, inertia))));
+}
+
+/// Whether `inertiaInverse` is a true inverse of `inertia` (not the pseudo-inverse of a rod's or
+/// a point's inertia, whose zero axis a correction of ω would keep spinning).
+template <class T>
+SMASH_HD bool invertibleInertia(const Mat3<T>& inertia, const Mat3<T>& inertiaInverse) {
+  const Mat3<T> p = inertia * inertiaInverse;
+  T off = T(0);
+  for (int c = 0; c < 3; ++c)
+    for (int r = 0; r < 3; ++r) off += glm::abs(p[c][r] - (c == r ? T(1) : T(0)));
+  return off < T(1e-3);
+}
+
+/// The ω of angular momentum L at pose r, as a correction of `omega` (see rotateWithMomentum);
+/// for a degenerate inertia, I(r)⁺ L.
+template <class T>
+SMASH_HD Vec3<T> omegaOfMomentum(const Mat3<T>& r, const Vec3<T>& omega, const Vec3<T>& L,
+                                 const Mat3<T>& inertia, const Mat3<T>& inertiaInverse) {
+  if (!invertibleInertia(inertia, inertiaInverse))
+    return r * (inertiaInverse * (glm::transpose(r) * L));
+  return omega + omegaCorrection(r, omega, L, inertia, inertiaInverse);
+}
+
 /// The impulse method's orientation update in angular momentum form (docs/solver.md, "Impulse
 /// method"): without torque the world angular momentum L = R I_ref Rᵀ ω is what stays constant,
 /// not ω, so ω turns with the body (Euler's equations; the gyroscopic term). L is taken from ω at
@@ -223,20 +257,113 @@ SMASH_HD Quat<T> quaternionFromRotation(const Mat3<T>& r) {
 /// in float, I_ref⁻¹ I_ref differs from the identity by a rounding that is the same every step,
 /// and the plain I(R)⁻¹ L compounded it into a drift of |L| (7·10⁻⁴ over 4,000 steps of a 1×2×3
 /// box); the correction carries that rounding only on the small change.
+/// Keeps a free rotation on its invariants: turns `rotation` (about an axis of the body) as
+/// little as possible so that the body-frame angular momentum Rᵀ L has the energy
+/// E = ½ Lᵀ I(R)⁻¹ L of `energyRotation` (the pose at the step's start) — |L| is kept by any
+/// rotation. A torque-free body's energy and |L| are then conserved to rounding whatever the step
+/// (the explicit midpoint alone gained 31% of a 1×2×3 box's energy over 6,000 steps at 0.37 rad per
+/// step); the dynamics between the invariants are the integrator's. Newton on the angle of the
+/// turn of Rᵀ L towards the energy gradient; nothing when that gradient vanishes (rotation about
+/// a principal axis) or the inertia is degenerate, and nothing when the correction would exceed
+/// `maxAngle` (the step's own turn |ω| h: a correction larger than the motion is noise — a body
+/// at rest has an L of rounding noise).
+template <class T>
+SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotation, const Vec3<T>& L,
+                                 const Mat3<T>& inertiaInverse, T maxAngle) {
+  const T L2 = glm::dot(L, L);
+  if (!(L2 > T(0))) return;
+  const Vec3<T> Lstart = glm::transpose(energyRotation) * L;
+  const T target = T(0.5) * glm::dot(Lstart, inertiaInverse * Lstart);
+  const Vec3<T> Lb = glm::transpose(rotation) * L;
+  const Vec3<T> grad = inertiaInverse * Lb;
+  const Vec3<T> g = grad - (glm::dot(Lb, grad) / L2) * Lb;  // tangent to the sphere |L_b| = |L|
+  const T gLen = glm::length(g);
+  const T Llen = glm::sqrt(L2);
+  if (!(gLen > ScalarTraits<T>::epsilon * T(16) * glm::length(grad))) return;
+  const Vec3<T> gHat = g / gLen;
+  T angle = T(0);
+  for (int it = 0; it < 8; ++it) {
+    const Vec3<T> Ls = glm::cos(angle) * Lb + glm::sin(angle) * Llen * gHat;
+    const Vec3<T> Ld = -glm::sin(angle) * Lb + glm::cos(angle) * Llen * gHat;  // dLs/dangle
+    const T e = T(0.5) * glm::dot(Ls, inertiaInverse * Ls);
+    const T slope = glm::dot(Ld, inertiaInverse * Ls);
+    if (!(glm::abs(slope) > T(0))) break;
+    angle += (target - e) / slope;
+  }
+  if (!(glm::abs(angle) <= glm::min(maxAngle, T(1.5)))) return;  // noise, or Newton went astray
+  // Q turns L_b towards ĝ by `angle` (about L_b × ĝ); then (R Qᵀ)ᵀ L = Q L_b.
+  const Vec3<T> axis = glm::cross(Lb / Llen, gHat);
+  const T s = glm::sin(angle / T(2)), c = glm::cos(angle / T(2));
+  const Mat3<T> Q = rotationMatrix(Quat<T>(c, s * axis.x, s * axis.y, s * axis.z));
+  rotation = rotation * glm::transpose(Q);
+}
+
 template <class T>
 SMASH_HD void rotateWithMomentum(Mat3<T>& rotation, Vec3<T>& omega, const Mat3<T>& inertia,
                                  const Mat3<T>& inertiaInverse, T h) {
-  auto momentumAt = [&](const Mat3<T>& r, const Vec3<T>& w) {
-    return r * (inertia * (glm::transpose(r) * w));
-  };
-  const Vec3<T> L = momentumAt(rotation, omega);
-  auto omegaAt = [&](const Mat3<T>& r) {
-    return omega + r * (inertiaInverse * (glm::transpose(r) * (L - momentumAt(r, omega))));
-  };
+  const Vec3<T> L = momentumAt(rotation, omega, inertia);
   const Quat<T> q = quaternionFromRotation(rotation);
-  const Vec3<T> omegaHalf = omegaAt(rotationMatrix(integrateOrientation(q, omega, h / T(2))));
+  const Vec3<T> omegaHalf = omegaOfMomentum(rotationMatrix(integrateOrientation(q, omega, h / T(2))), omega, L,
+                                            inertia, inertiaInverse);
+  const Mat3<T> start = rotation;
   rotation = rotationMatrix(integrateOrientation(q, omegaHalf, h));
-  omega = omegaAt(rotation);
+  keepRotationEnergy(rotation, start, L, inertiaInverse, glm::length(omega) * h);
+  omega = omegaOfMomentum(rotation, omega, L, inertia, inertiaInverse);
+}
+
+/// The rotation by the angle |ω| h about ω (the exponential map; the identity for ω = 0).
+template <class T>
+SMASH_HD Mat3<T> rotationBy(const Vec3<T>& omega, T h) {
+  const T rate = glm::length(omega);
+  if (!(rate * h > T(1e-12))) return Mat3<T>(T(1));  // a turn below rounding (and no 0/0)
+  const Vec3<T> axis = omega / rate;
+  const T s = glm::sin(rate * h / T(2)), c = glm::cos(rate * h / T(2));
+  return rotationMatrix(Quat<T>(c, s * axis.x, s * axis.y, s * axis.z));
+}
+
+/// Shape matching's rotation-aware prediction (docs/solver.md, "Shape matching step"): a free
+/// body's offsets turn by exp(h ω½) over the step, with ω½ the ω of the held angular momentum
+/// L = I(R) ω at the half-step pose exp(h/2 ω) R (explicit midpoint, as rotateWithMomentum),
+/// instead of moving along the chord h ω × r, which turned a body by atan(|ω| h) per step.
+///
+/// Written as the chord's correction, so that in float the small turn keeps its precision (a
+/// rotation matrix I + ε holds ε only to float's precision relative to 1: 3·10⁻⁵ of a 4 mrad
+/// turn, which drained 7% of a spinning box's energy over 4,000 steps):
+///   y − p0 = r + h (v + u × r) + k w × (w × r),   r = x − p0,
+/// with w = ω½, θ = |w| h, u = (w − ω) + (sin θ/θ − 1) w and k = h² · 2 sin²(θ/2)/θ² — the exact
+/// rotation of r by θ about w, plus h times the particle's velocity less its rigid turn ω × r.
+template <class T>
+struct Turn {
+  Vec3<T> u{T(0)};
+  Vec3<T> w{T(0)};
+  T k = T(0);
+};
+
+template <class T>
+SMASH_HD Turn<T> predictedTurn(const Mat3<T>& rotation, const Vec3<T>& omega, const Mat3<T>& inertia,
+                               const Mat3<T>& inertiaInverse, T h) {
+  Turn<T> t;
+  // A turn below 1e-9 rad changes y by less than rounding; and it keeps θ² clear of underflow.
+  if (!(glm::length(omega) * h > T(1e-9))) return t;
+  const Vec3<T> L = momentumAt(rotation, omega, inertia);
+  const Mat3<T> half = rotationBy(omega, h / T(2)) * rotation;
+  const Vec3<T> change = omegaCorrection(half, omega, L, inertia, inertiaInverse);
+  t.w = omega + change;
+  const T theta = glm::length(t.w) * h;
+  const T t2 = theta * theta;
+  // sin θ/θ − 1 without cancellation for small θ (series to θ⁶, exact to rounding below 0.1).
+  const T sinc1 = theta < T(0.1) ? t2 * (T(-1) / T(6) + t2 * (T(1) / T(120) - t2 / T(5040)))
+                                 : glm::sin(theta) / theta - T(1);
+  const T half2 = glm::sin(theta / T(2));
+  t.u = change + sinc1 * t.w;
+  t.k = theta < T(1e-3) ? h * h * (T(0.5) - t2 / T(24)) : h * h * (T(2) * half2 * half2 / t2);
+  return t;
+}
+
+/// The predicted offset y − p0 of a particle at offset r = x − p0 with velocity v.
+template <class T>
+SMASH_HD Vec3<T> turnedOffset(const Turn<T>& t, const Vec3<T>& r, const Vec3<T>& v, T h) {
+  return r + h * (v + glm::cross(t.u, r)) + t.k * glm::cross(t.w, glm::cross(t.w, r));
 }
 
 }  // namespace smash

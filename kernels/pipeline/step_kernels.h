@@ -194,11 +194,21 @@ SMASH_HD V3 integrateVelocity(const StepParams& p, const BodyData& b, float m, c
   return v;
 }
 
-/// Steps 3–4 inputs: predict y = x + h v and add the particle's share to the body's sums,
-/// relative to p0 = the body's centre (no cancellation far from the origin).
+/// The prediction's turn of body b this step (math/rotation.h predictedTurn).
+using Turn = smash::Turn<float>;
+SMASH_HD Turn turnOf(const StepParams& p, const BodyData& b) {
+  const ShapeData& shape = p.shapes[b.shape];
+  return predictedTurn(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h);
+}
+
+/// Steps 3–4 inputs: predict y and add the particle's share to the body's sums, relative to
+/// p0 = the body's centre (no cancellation far from the origin). The prediction is rotation
+/// aware: the offset x − p0 turns by the body's turn exp(h ω½) instead of moving along the chord
+/// h ω × (x − p0), and the rest of the velocity (linear, gravity, impulses) moves it along h v
+/// (turnedOffset). For ω = 0 this is x − p0 + h v.
 SMASH_HD void accumulateMatch(MatchSums& sums, float m, const V3& r, const V3& xRel, const V3& v,
-                              float h) {
-  const V3 my = m * (xRel + h * v);
+                              float h, const Turn& turn) {
+  const V3 my = m * turnedOffset(turn, xRel, v, h);
   sums.my += my;
   sums.myr += outer(my, r);
   sums.p += m * v;
@@ -227,11 +237,12 @@ struct IntegrateChunkSums {
     const int end = glm::min(first + kMatchChunk, b.particleOffset + b.particleCount);
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     MatchSums sums = zeroMatchSums();
+    const Turn turn = turnOf(p, b);
     for (int i = first; i < end; ++i) {
       const Float4 r = load4(rest[i - b.particleOffset]);
       const V3 x = xyz(load4(p.position[i]));
       const V3 v = integrateVelocity(p, b, r.w, x, xyz(load4(p.velocity[i])));
-      accumulateMatch(sums, r.w, xyz(r), x - b.centre, v, p.h);
+      accumulateMatch(sums, r.w, xyz(r), x - b.centre, v, p.h, turn);
     }
     p.chunkSums[c] = sums;
   }
@@ -912,12 +923,16 @@ struct MatchBodies {
     M3 A = s.myr;
     if (p.seedsRotation) A = A * shape.aqqInverse;
     b.rotation = optimalRotation(A, b.rotation);
+    // The free rotation's invariants (math/rotation.h): energy at the step's start, given L.
+    keepRotationEnergy(b.rotation, before.rotation, s.l, shape.inertiaInverse, glm::length(before.angularVelocity) * p.h);
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
     // L was summed about the old centre; the momentum is the same about any point moving with
     // the centre of mass (Σ m (x − c) = 0), so it is the body's angular momentum.
     b.centre += xToNew;
-    b.angularVelocity = worldInverseInertia(p, b) * s.l;
+    // ω of L at the new pose, as a correction of the step's ω (math/rotation.h omegaOfMomentum:
+    // in float, ω = I⁻¹ L compounded I⁻¹ I ≠ 1 into a drift of |L| and the energy).
+    b.angularVelocity = omegaOfMomentum(b.rotation, before.angularVelocity, s.l, shape.inertia, shape.inertiaInverse);
     if (!p.deferContacts) {
       if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, before, b);
       watchBody(p, bodyIndex, before, b);
@@ -1011,11 +1026,12 @@ struct FusedBodyStep {
       }
       // The same summation order as IntegrateChunkSums + BodyMatchSums (bitwise equal strategies).
       MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
+      const Turn turn = turnOf(p, b);
       for (int i = 0; i < count; ++i) {
         const V3 xi = xyz(x[i]);
         // The integrated velocity only feeds the sums (projection overwrites v): not stored.
         const V3 vi = integrateVelocity(local, b, rest[i].w, xi, xyz(v[i]));
-        accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
+        accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h, turn);
         if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
           sums = AddMatchSums()(sums, chunk);
           chunk = zeroMatchSums();

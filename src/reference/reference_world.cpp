@@ -155,10 +155,14 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   }
 
   // 3. Predict: y_i = x_i + h v_i, kept relative to the reference point p0 = current centre
-  //    (SPEC §2 numerics: no world-coordinate cancellation for bodies far from the origin).
+  //    (SPEC §2 numerics: no world-coordinate cancellation for bodies far from the origin), and
+  //    rotation aware: the offset turns by the body's turn exp(h ω½) (the ω of the held angular
+  //    momentum at the half-step pose) instead of moving along the chord h ω × (x − p0), which
+  //    turned a body by atan(|ω| h) per step; the rest of v moves it along h v (docs/solver.md).
   const glm::dvec3 p0 = body.centre;
+  const Turn<double> turn = predictedTurn(body.rotation, body.angularVelocity, shape.inertia, shape.inertiaInverse, h);
   std::vector<glm::dvec3> y(n);
-  for (std::size_t i = 0; i < n; ++i) y[i] = (x_[off + i] - p0) + h * v_[off + i];
+  for (std::size_t i = 0; i < n; ++i) y[i] = turnedOffset(turn, x_[off + i] - p0, v_[off + i], h);
 
   // 4. Match: c = Σ m_i y_i / M, A_pq = Σ m_i (y_i − c) r_iᵀ, R = rotation part of A_pq.
   glm::dvec3 cRel(0.0);
@@ -168,6 +172,9 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   for (std::size_t i = 0; i < n; ++i) Apq += shape.mass[i] * outer(y[i] - cRel, shape.rest[i]);
   if (solver.rotation == RotationFit::Seeds) Apq = Apq * shape.AqqInverse;  // seeds' A_pq A_qq⁻¹
   body.rotation = optimalRotation(Apq, body.rotation);
+  // The free rotation's invariants: the energy ½ Lᵀ I(R)⁻¹ L the pose at the step's start gives
+  // this step's L (|L| is kept by any rotation; math/rotation.h keepRotationEnergy).
+  keepRotationEnergy(body.rotation, start.rotation, L, shape.inertiaInverse, glm::length(start.angularVelocity) * h);
   body.centre = p0 + cRel;
 
   // 5. Project: x_i = c + R r_i. Velocities: the rigid field that carries the particles'
@@ -175,7 +182,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   //    v_i = (x_i' − x_i)/h; that chord velocity loses angular momentum at O((ω h)²) per step,
   //    this one conserves P and L exactly in free flight (see docs/solver.md).
   body.velocity = P / shape.totalMass;
-  body.angularVelocity = worldInverseInertia(b) * L;
+  body.angularVelocity = omegaOfMomentum(body.rotation, start.angularVelocity, L, shape.inertia, shape.inertiaInverse);
 
   // 6. Collide after matching, at the body level so the body stays rigid.
   if (!contactsNow) return;
