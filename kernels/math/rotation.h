@@ -265,11 +265,14 @@ SMASH_HD Vec3<T> omegaOfMomentum(const Mat3<T>& r, const Vec3<T>& omega, const V
 /// step); the dynamics between the invariants are the integrator's. Newton on the angle of the
 /// turn of Rᵀ L towards the energy gradient; nothing when that gradient vanishes (rotation about
 /// a principal axis) or the inertia is degenerate, and nothing when the correction would exceed
-/// `maxAngle` (the step's own turn |ω| h: a correction larger than the motion is noise — a body
-/// at rest has an L of rounding noise).
+/// (|ω| h)² for the step's ω: the integrator's energy error is of higher order than the turn, so
+/// a larger correction is not that error (a body at rest has an L of rounding noise; in contact,
+/// correcting by up to the whole turn made the lab bunny's path sensitive to rounding).
 template <class T>
 SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotation, const Vec3<T>& L,
-                                 const Mat3<T>& inertiaInverse, T maxAngle) {
+                                 const Mat3<T>& inertiaInverse, const Vec3<T>& omega, T h) {
+  const T turn = glm::length(omega) * h;
+  const T maxAngle = turn * turn;
   const T L2 = glm::dot(L, L);
   if (!(L2 > T(0))) return;
   const Vec3<T> Lstart = glm::transpose(energyRotation) * L;
@@ -280,6 +283,10 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
   const T gLen = glm::length(g);
   const T Llen = glm::sqrt(L2);
   if (!(gLen > ScalarTraits<T>::epsilon * T(16) * glm::length(grad))) return;
+  // An energy error within the rounding of E itself carries no information (in float the midpoint's
+  // error at small turns is of that size, and chasing it turned the pose by rounding noise).
+  const T e0 = T(0.5) * glm::dot(Lb, grad);
+  if (!(glm::abs(target - e0) > T(64) * ScalarTraits<T>::epsilon * target)) return;
   const Vec3<T> gHat = g / gLen;
   T angle = T(0);
   for (int it = 0; it < 8; ++it) {
@@ -298,16 +305,18 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
   rotation = rotation * glm::transpose(Q);
 }
 
+/// `free`: no collider is within the body's reach this step, so the energy of the free rotation
+/// is kept (keepRotationEnergy); a body in contact is not torque-free.
 template <class T>
 SMASH_HD void rotateWithMomentum(Mat3<T>& rotation, Vec3<T>& omega, const Mat3<T>& inertia,
-                                 const Mat3<T>& inertiaInverse, T h) {
+                                 const Mat3<T>& inertiaInverse, T h, bool free) {
   const Vec3<T> L = momentumAt(rotation, omega, inertia);
   const Quat<T> q = quaternionFromRotation(rotation);
   const Vec3<T> omegaHalf = omegaOfMomentum(rotationMatrix(integrateOrientation(q, omega, h / T(2))), omega, L,
                                             inertia, inertiaInverse);
   const Mat3<T> start = rotation;
   rotation = rotationMatrix(integrateOrientation(q, omegaHalf, h));
-  keepRotationEnergy(rotation, start, L, inertiaInverse, glm::length(omega) * h);
+  if (free) keepRotationEnergy(rotation, start, L, inertiaInverse, omega, h);
   omega = omegaOfMomentum(rotation, omega, L, inertia, inertiaInverse);
 }
 
@@ -326,12 +335,13 @@ SMASH_HD Mat3<T> rotationBy(const Vec3<T>& omega, T h) {
 /// L = I(R) ω at the half-step pose exp(h/2 ω) R (explicit midpoint, as rotateWithMomentum),
 /// instead of moving along the chord h ω × r, which turned a body by atan(|ω| h) per step.
 ///
-/// Written as the chord's correction, so that in float the small turn keeps its precision (a
-/// rotation matrix I + ε holds ε only to float's precision relative to 1: 3·10⁻⁵ of a 4 mrad
-/// turn, which drained 7% of a spinning box's energy over 4,000 steps):
-///   y − p0 = r + h (v + u × r) + k w × (w × r),   r = x − p0,
-/// with w = ω½, θ = |w| h, u = (w − ω) + (sin θ/θ − 1) w and k = h² · 2 sin²(θ/2)/θ² — the exact
-/// rotation of r by θ about w, plus h times the particle's velocity less its rigid turn ω × r.
+/// Written as a correction of the chord prediction y = r + h v (r = x − p0):
+///   y = r + h v + M r,   M r = h u × r + k w × (w × r),
+/// with w = ω½, θ = |w| h, u = (w − ω) + (sin θ/θ − 1) w and k = h² · 2 sin²(θ/2)/θ², which is
+/// the exact rotation of r by θ about w plus h times the particle's velocity less its rigid turn
+/// ω × r. The particles are rigid at the step's start (r = R r_rest), so the correction of the
+/// matching sums is per body: Σ m M r = 0 and Σ m M r r_restᵀ = M R A_qq (turnCorrection). The
+/// particle loops keep the chord (and their registers); the small turn keeps float's precision.
 template <class T>
 struct Turn {
   Vec3<T> u{T(0)};
@@ -360,10 +370,13 @@ SMASH_HD Turn<T> predictedTurn(const Mat3<T>& rotation, const Vec3<T>& omega, co
   return t;
 }
 
-/// The predicted offset y − p0 of a particle at offset r = x − p0 with velocity v.
+/// The turn's correction of the matching sum Σ m y r_restᵀ: M R A_qq (see predictedTurn), with
+/// `rotation` the pose at the step's start and `aqq` = Σ m r_rest r_restᵀ.
 template <class T>
-SMASH_HD Vec3<T> turnedOffset(const Turn<T>& t, const Vec3<T>& r, const Vec3<T>& v, T h) {
-  return r + h * (v + glm::cross(t.u, r)) + t.k * glm::cross(t.w, glm::cross(t.w, r));
+SMASH_HD Mat3<T> turnCorrection(const Turn<T>& t, const Mat3<T>& rotation, const Mat3<T>& aqq, T h) {
+  const Mat3<T> w = skew(t.w);
+  const Mat3<T> M = h * skew(t.u) + t.k * (w * w);
+  return M * (rotation * aqq);
 }
 
 }  // namespace smash

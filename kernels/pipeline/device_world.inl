@@ -132,6 +132,7 @@ class DeviceWorld final : public World {
       d.mass = static_cast<float>(s.totalMass);
       // Rounded up a little so the float bound stays conservative.
       d.radius = static_cast<float>(s.boundingRadius * (1 + 1e-6) + 1e-6);
+      d.aqq = M3(s.Aqq);
       d.aqqInverse = M3(s.AqqInverse);
       d.inertia = M3(s.inertia);
       d.inertiaInverse = M3(s.inertiaInverse);

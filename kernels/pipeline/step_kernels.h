@@ -46,6 +46,7 @@ struct ShapeData {
   int count;            // particles
   float mass;           // M
   float radius;         // max ‖r_i‖
+  M3 aqq;               // A_qq = Σ m r rᵀ
   M3 aqqInverse;        // A_qq⁻¹ (zero when not invertible)
   M3 inertia;           // I_ref
   M3 inertiaInverse;    // I_ref⁺
@@ -194,21 +195,12 @@ SMASH_HD V3 integrateVelocity(const StepParams& p, const BodyData& b, float m, c
   return v;
 }
 
-/// The prediction's turn of body b this step (math/rotation.h predictedTurn).
-using Turn = smash::Turn<float>;
-SMASH_HD Turn turnOf(const StepParams& p, const BodyData& b) {
-  const ShapeData& shape = p.shapes[b.shape];
-  return predictedTurn(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h);
-}
-
-/// Steps 3–4 inputs: predict y and add the particle's share to the body's sums, relative to
-/// p0 = the body's centre (no cancellation far from the origin). The prediction is rotation
-/// aware: the offset x − p0 turns by the body's turn exp(h ω½) instead of moving along the chord
-/// h ω × (x − p0), and the rest of the velocity (linear, gravity, impulses) moves it along h v
-/// (turnedOffset). For ω = 0 this is x − p0 + h v.
+/// Steps 3–4 inputs: predict y = x + h v and add the particle's share to the body's sums,
+/// relative to p0 = the body's centre (no cancellation far from the origin). The prediction's
+/// turn (rotation-aware, math/rotation.h predictedTurn) is added per body in MatchBodies.
 SMASH_HD void accumulateMatch(MatchSums& sums, float m, const V3& r, const V3& xRel, const V3& v,
-                              float h, const Turn& turn) {
-  const V3 my = m * turnedOffset(turn, xRel, v, h);
+                              float h) {
+  const V3 my = m * (xRel + h * v);
   sums.my += my;
   sums.myr += outer(my, r);
   sums.p += m * v;
@@ -237,12 +229,11 @@ struct IntegrateChunkSums {
     const int end = glm::min(first + kMatchChunk, b.particleOffset + b.particleCount);
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     MatchSums sums = zeroMatchSums();
-    const Turn turn = turnOf(p, b);
     for (int i = first; i < end; ++i) {
       const Float4 r = load4(rest[i - b.particleOffset]);
       const V3 x = xyz(load4(p.position[i]));
       const V3 v = integrateVelocity(p, b, r.w, x, xyz(load4(p.velocity[i])));
-      accumulateMatch(sums, r.w, xyz(r), x - b.centre, v, p.h, turn);
+      accumulateMatch(sums, r.w, xyz(r), x - b.centre, v, p.h);
     }
     p.chunkSums[c] = sums;
   }
@@ -604,6 +595,15 @@ SMASH_HD float speculativeOf(const StepParams& p, const BodyData& b) {
   return p.h * (glm::length(b.velocity) + glm::length(b.angularVelocity) * p.shapes[b.shape].radius);
 }
 
+/// No collider within the body's reach this step (margin and a step's travel): its rotation is
+/// torque-free, and its energy is kept (math/rotation.h keepRotationEnergy).
+SMASH_HD bool awayFromColliders(const StepParams& p, const BodyData& b) {
+  const float reach = p.contactMargin + speculativeOf(p, b);
+  for (int k = 0; k < p.colliderCount; ++k)
+    if (mayTouch(p.colliders[k], b, p.shapes[b.shape], reach)) return false;
+  return true;
+}
+
 SMASH_HD float reachOf(const StepParams& p, const BodyData& b) {
   return p.shapes[b.shape].radius + p.contactMargin + speculativeOf(p, b);
 }
@@ -920,11 +920,14 @@ struct MatchBodies {
     const BodyData before = b;
     const ShapeData& shape = p.shapes[b.shape];
     const MatchSums& s = p.sums[bodyIndex];
-    M3 A = s.myr;
+    // The rotation-aware prediction's turn, per body (math/rotation.h predictedTurn).
+    const Turn<float> turn = predictedTurn(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h);
+    M3 A = s.myr + turnCorrection(turn, b.rotation, shape.aqq, p.h);
     if (p.seedsRotation) A = A * shape.aqqInverse;
     b.rotation = optimalRotation(A, b.rotation);
     // The free rotation's invariants (math/rotation.h): energy at the step's start, given L.
-    keepRotationEnergy(b.rotation, before.rotation, s.l, shape.inertiaInverse, glm::length(before.angularVelocity) * p.h);
+    if (awayFromColliders(p, before))
+      keepRotationEnergy(b.rotation, before.rotation, s.l, shape.inertiaInverse, before.angularVelocity, p.h);
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
     // L was summed about the old centre; the momentum is the same about any point moving with
@@ -965,7 +968,8 @@ struct ImpulseBodies {
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
     if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
     b.centre += p.h * b.velocity;
-    rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h);
+    rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h,
+                       awayFromColliders(p, before));
     if (!p.deferContacts) {
       if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
       watchBody(p, bodyIndex, before, b);
@@ -1026,12 +1030,11 @@ struct FusedBodyStep {
       }
       // The same summation order as IntegrateChunkSums + BodyMatchSums (bitwise equal strategies).
       MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
-      const Turn turn = turnOf(p, b);
       for (int i = 0; i < count; ++i) {
         const V3 xi = xyz(x[i]);
         // The integrated velocity only feeds the sums (projection overwrites v): not stored.
         const V3 vi = integrateVelocity(local, b, rest[i].w, xi, xyz(v[i]));
-        accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h, turn);
+        accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
         if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
           sums = AddMatchSums()(sums, chunk);
           chunk = zeroMatchSums();

@@ -155,14 +155,13 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   }
 
   // 3. Predict: y_i = x_i + h v_i, kept relative to the reference point p0 = current centre
-  //    (SPEC §2 numerics: no world-coordinate cancellation for bodies far from the origin), and
-  //    rotation aware: the offset turns by the body's turn exp(h ω½) (the ω of the held angular
-  //    momentum at the half-step pose) instead of moving along the chord h ω × (x − p0), which
-  //    turned a body by atan(|ω| h) per step; the rest of v moves it along h v (docs/solver.md).
+  //    (SPEC §2 numerics: no world-coordinate cancellation for bodies far from the origin). The
+  //    prediction is rotation aware: offsets turn by the body's turn exp(h ω½) (the ω of the held
+  //    angular momentum at the half-step pose) instead of moving along the chord h ω × (x − p0),
+  //    which turned a body by atan(|ω| h) per step; added to A_pq below (math/rotation.h).
   const glm::dvec3 p0 = body.centre;
-  const Turn<double> turn = predictedTurn(body.rotation, body.angularVelocity, shape.inertia, shape.inertiaInverse, h);
   std::vector<glm::dvec3> y(n);
-  for (std::size_t i = 0; i < n; ++i) y[i] = turnedOffset(turn, x_[off + i] - p0, v_[off + i], h);
+  for (std::size_t i = 0; i < n; ++i) y[i] = (x_[off + i] - p0) + h * v_[off + i];
 
   // 4. Match: c = Σ m_i y_i / M, A_pq = Σ m_i (y_i − c) r_iᵀ, R = rotation part of A_pq.
   glm::dvec3 cRel(0.0);
@@ -170,11 +169,14 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   cRel /= shape.totalMass;
   glm::dmat3 Apq(0.0);
   for (std::size_t i = 0; i < n; ++i) Apq += shape.mass[i] * outer(y[i] - cRel, shape.rest[i]);
+  Apq += turnCorrection(predictedTurn(body.rotation, body.angularVelocity, shape.inertia, shape.inertiaInverse, h),
+                        body.rotation, shape.Aqq, h);
   if (solver.rotation == RotationFit::Seeds) Apq = Apq * shape.AqqInverse;  // seeds' A_pq A_qq⁻¹
   body.rotation = optimalRotation(Apq, body.rotation);
   // The free rotation's invariants: the energy ½ Lᵀ I(R)⁻¹ L the pose at the step's start gives
   // this step's L (|L| is kept by any rotation; math/rotation.h keepRotationEnergy).
-  keepRotationEnergy(body.rotation, start.rotation, L, shape.inertiaInverse, glm::length(start.angularVelocity) * h);
+  if (awayFromColliders(b, start))
+    keepRotationEnergy(body.rotation, start.rotation, L, shape.inertiaInverse, start.angularVelocity, h);
   body.centre = p0 + cRel;
 
   // 5. Project: x_i = c + R r_i. Velocities: the rigid field that carries the particles'
@@ -227,7 +229,8 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   //    angular momentum form: L = I(R) ω is held and ω = I(R)⁻¹ L follows the body (Euler's
   //    equations, the gyroscopic term; math/rotation.h rotateWithMomentum).
   body.centre += h * body.velocity;
-  rotateWithMomentum(body.rotation, body.angularVelocity, shape.inertia, shape.inertiaInverse, h);
+  rotateWithMomentum(body.rotation, body.angularVelocity, shape.inertia, shape.inertiaInverse, h,
+                     awayFromColliders(b, start));
 
   if (!contactsNow) return;
   if (solver.contact == ContactModel::Impulse && contactsAfter) resolveBodyContacts(b, start, true);
@@ -592,6 +595,17 @@ void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<PairContac
   glm::dvec3 j = impulseAtPoint(1.0 / shape.totalMass, Iinv, rc, vc, vWanted);
   body.velocity += j / shape.totalMass;
   body.angularVelocity += Iinv * glm::cross(rc, j);
+}
+
+// No collider within the body's reach this step (margin and a step's travel, from its state at
+// the step's start): its rotation is torque-free and keeps its energy (keepRotationEnergy).
+bool ReferenceWorld::awayFromColliders(std::size_t b, const BodyState& start) const {
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  const double reach = contactMargin() + scene_.stepDt() * (glm::length(start.velocity) +
+                                                            glm::length(start.angularVelocity) * shape.boundingRadius);
+  for (const auto& collider : scene_.colliders)
+    if (sdfCollider(collider, start.centre).phi <= shape.boundingRadius + reach + lipschitzSlack(collider)) return false;
+  return true;
 }
 
 double ReferenceWorld::contactMargin() const {

@@ -97,6 +97,7 @@ class ReferenceWorld {
   void averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts);
   void writeParticlesFromBody(std::size_t b);
   double contactMargin() const;
+  bool awayFromColliders(std::size_t b, const BodyState& start) const;
   glm::dmat3 worldInverseInertia(std::size_t b) const;
   ContactMaterial<double> contactMaterial(std::size_t b) const;
 
