@@ -123,7 +123,8 @@ SMASH_HD Closing<T> closingOf(T phi, T vnStart, T vnPredicted, T h, bool moved) 
   c.accel = (vnPredicted - vnStart) / h;
   const T w = vnStart + c.accel * (h / T(2));  // velocity at the step's start
   if (c.gap > T(0)) {
-    // Smallest root of gap + w τ + a τ²/2 = 0, in the form without cancellation.
+    // Smallest root of gap + w τ + a τ²/2 = 0, in the form without cancellation for w < 0 (an
+    // approaching contact; for w ≥ 0 the time is not used: such a contact does not bounce).
     const T root = glm::sqrt(glm::max(w * w - T(2) * c.accel * c.gap, T(0)));
     c.time = -w + root > T(0) ? glm::min(T(2) * c.gap / (-w + root), h) : h;
   }
@@ -178,7 +179,7 @@ SMASH_HD T restitutionAt(T vnStart, const ContactMaterial<T>& material) {
 ///    0.6–1.9 J of kinetic energy after 4 s instead of 5·10⁻⁴–1.4·10⁻³ J (docs/solver.md).
 ///    Penetration is not turned into velocity (no Baumgarte term, which made a box stack bounce
 ///    in place): push-out removes it.
-///  - Restitution: a contact that closes within this step and approached faster than the
+///  - Restitution: a collider contact that closes within this step and approached faster than the
 ///    threshold before the step's velocity update leaves at bounceVelocity — from the approach
 ///    speed before the step's gravity (Box2D v3 keeps the pre-solve relative velocity for this),
 ///    corrected to the moment of impact. Taking v_n after gravity instead lost a step of gravity
@@ -195,8 +196,15 @@ SMASH_HD void contactTargets(const SolverBody<T>& aStart, const SolverBody<T>& b
     const bool againstStatic = !(b.invMass > T(0));
     const Closing<T> closing = closingOf(c[k].phi, vnStart, vn, h, moved && againstStatic);
     c[k].target = closing.gap > T(0) ? -closing.gap / h : T(0);
-    if (bounces(closing, vnStart, material))
+    if (!againstStatic) {
+      // Between bodies: a contact within the margin that approached faster than the threshold
+      // rebounds at −e v_n(start) (relative acceleration 0, so no time of impact), engaged or not:
+      // gating it on engagement made the rebound jump at the engagement boundary.
+      if (vnStart < -material.restitutionThreshold)
+        c[k].target = glm::max(c[k].target, -restitutionAt(vnStart, material) * vnStart);
+    } else if (bounces(closing, vnStart, material)) {
       c[k].target = glm::max(c[k].target, bounceVelocity(closing, restitutionAt(vnStart, material), h));
+    }
     c[k].lambdaNormal = T(0);
     c[k].lambdaTangent = Vec3<T>(T(0));
   }

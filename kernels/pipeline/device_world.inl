@@ -584,12 +584,31 @@ class DeviceWorld final : public World {
     appendDevice(out, velocity_);
     appendDevice(out, overflow_);
     if (bodyContacts_) {
-      appendDevice(out, previousContacts_);
-      appendDevice(out, previousColliderCount_);
+      // Only the slots below each count are state; the rest hold whatever earlier steps left
+      // there (a resumed world has zeros), so they are written as zeros: a state depends on the
+      // physics alone, and a resumed run saves the same bytes as an uninterrupted one.
+      const std::size_t perBody = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
+      const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
+      thrust::host_vector<ContactSlot> contacts = previousContacts_;
+      thrust::host_vector<int> counts = previousColliderCount_;
+      for (std::size_t b = 0; b < counts.size(); ++b)
+        for (std::size_t k = static_cast<std::size_t>(std::max(counts[b], 0)); k < perBody; ++k)
+          contacts[b * perBody + k] = ContactSlot{};
+      append(out, contacts.data(), contacts.size());
+      append(out, counts.data(), counts.size());
       const std::size_t pairs = static_cast<std::size_t>(previousPairCount_);
       appendPrefix(out, previousPairKeys_, pairs);
       appendPrefix(out, previousPairContactCount_, pairs);
-      appendPrefix(out, previousPairContacts_, pairs * static_cast<std::size_t>(scene_.solver.maxContactsPerPair));
+      if (pairs) {
+        thrust::host_vector<PairContact<float>> slots(previousPairContacts_.begin(),
+                                                      previousPairContacts_.begin() + static_cast<std::ptrdiff_t>(pairs * perPair));
+        thrust::host_vector<int> pairCounts(previousPairContactCount_.begin(),
+                                            previousPairContactCount_.begin() + static_cast<std::ptrdiff_t>(pairs));
+        for (std::size_t q = 0; q < pairs; ++q)
+          for (std::size_t k = static_cast<std::size_t>(std::max(pairCounts[q], 0)); k < perPair; ++k)
+            slots[q * perPair + k] = PairContact<float>{};
+        append(out, slots.data(), slots.size());
+      }
     }
     return out;
   }
@@ -799,6 +818,7 @@ class DeviceWorld final : public World {
     p.maxSpeed = static_cast<float>(scene_.watchdog.maxSpeed);
     p.clampIncidents = scene_.watchdog.policy == Watchdog::Policy::Clamp;
     p.deferContacts = bodyContacts_ || wideColliderContacts_;
+    p.bodyContacts = bodyContacts_;
     p.bodyNear = raw(bodyNear_);
     p.chunkContactCount = raw(chunkContactCount_);
     p.chunkContactOffset = raw(chunkContactOffset_);

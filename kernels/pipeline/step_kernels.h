@@ -132,6 +132,7 @@ struct StepParams {
   // bodies that touch (SPEC §6–7); see "Body–body contact" below
   bool deferContacts = false;      // the per-body step stops at the predicted pose
   bool colliderContacts = true;    // body-level collider contacts are part of the step
+  bool bodyContacts = false;       // the scene's bodies collide with each other
   const BodyData* bodiesStart = nullptr;      // (nbody) state at the step's start (watchdog)
   BodyData* bodiesPredicted = nullptr;        // (nbody) predicted state, before contacts
   int bodyCount = 0;
@@ -313,17 +314,18 @@ SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& star
 }
 
 /// A body's collider contacts through the one contact solver (math/contact_solver.h): the body
-/// alone against static colliders. After the move (`collide_after`, the default) the pose then
-/// moves with the velocity change; before it (the impulse method in SPEC's order) the position
-/// update that follows uses the new velocities.
+/// alone against static colliders. `moved`: the pose has already moved this step (contacts after
+/// the move, the default, and every deferred contact phase), and then moves with the velocity
+/// change; before the move (the impulse method in SPEC's order) the position update that follows
+/// uses the new velocities.
 SMASH_HD void solveColliderContacts(const StepParams& p, const BodyData& start, BodyData& b,
-                                    ContactSlot* c, int count) {
+                                    ContactSlot* c, int count, bool moved) {
   const ContactMaterial<float> mat = bodyMaterial(p, b);
   const SolverBody<float> wall;
   SolverBody<float> body = solverBodyOf(p, b, 1);
-  contactTargets(startBodyOf(p, start, b), wall, body, wall, c, count, mat, p.h, p.collideAfter);
+  contactTargets(startBodyOf(p, start, b), wall, body, wall, c, count, mat, p.h, moved);
   solveAgainstStatic(body, c, count, mat.friction, p.contactIterations);
-  if (p.collideAfter) {
+  if (moved) {
     const SolverBody<float> predicted = solverBodyOf(p, b, 1);
     moveWithVelocityChange(b.centre, b.rotation, body.v - b.velocity, body.w - b.angularVelocity, p.h);
     V3 normal(0.0f);
@@ -373,13 +375,14 @@ SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
 
 /// Body-level contact against the colliders: `start` is the body at the step's start (the
 /// approach speeds for restitution), `b` at its predicted pose.
-SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b) {
+SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
+                                  bool moved) {
   ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
   long long overflow = 0;
   if (!p.averagedContacts) {
     int count = 0;
     gatherContacts(p, b, slots, count, overflow);
-    if (count > 0) solveColliderContacts(p, start, b, slots, count);
+    if (count > 0) solveColliderContacts(p, start, b, slots, count, moved);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
       StepParams one = p;
@@ -497,7 +500,7 @@ struct SolveColliderContacts {
       gatherContacts(p, b, slots, count, overflow);
       p.contactOverflow[bodyIndex] += overflow;
     }
-    if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count);
+    if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count, true);
     p.bodies[bodyIndex] = b;
     p.pushDone[bodyIndex] = 0;
     p.pushMoved[bodyIndex] = 0;
@@ -595,9 +598,12 @@ SMASH_HD float speculativeOf(const StepParams& p, const BodyData& b) {
   return p.h * (glm::length(b.velocity) + glm::length(b.angularVelocity) * p.shapes[b.shape].radius);
 }
 
-/// No collider within the body's reach this step (margin and a step's travel): its rotation is
-/// torque-free, and its energy is kept (math/rotation.h keepRotationEnergy).
+/// No collider within the body's reach this step (margin and a step's travel), and no other body
+/// that could touch it (scenes with body contacts are left alone: a pair is found only after the
+/// prediction): its rotation is torque-free, and its energy is kept (math/rotation.h
+/// keepRotationEnergy).
 SMASH_HD bool awayFromColliders(const StepParams& p, const BodyData& b) {
+  if (p.bodyContacts) return false;
   const float reach = p.contactMargin + speculativeOf(p, b);
   for (int k = 0; k < p.colliderCount; ++k)
     if (mayTouch(p.colliders[k], b, p.shapes[b.shape], reach)) return false;
@@ -741,7 +747,7 @@ struct PrepareBodies {
     if (touching == 0) {
       p.split[b] = 0;
       if (p.colliderContacts) {
-        resolveBodyContacts(p, b, p.bodiesStart[b], body);
+        resolveBodyContacts(p, b, p.bodiesStart[b], body, true);
         p.bodies[b] = body;
       }
       return;
@@ -927,7 +933,8 @@ struct MatchBodies {
     b.rotation = optimalRotation(A, b.rotation);
     // The free rotation's invariants (math/rotation.h): energy at the step's start, given L.
     if (awayFromColliders(p, before))
-      keepRotationEnergy(b.rotation, before.rotation, s.l, shape.inertiaInverse, before.angularVelocity, p.h);
+      keepRotationEnergy(b.rotation, before.rotation, s.l, shape.inertia, shape.inertiaInverse, before.angularVelocity,
+                         p.h);
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
     // L was summed about the old centre; the momentum is the same about any point moving with
@@ -937,7 +944,7 @@ struct MatchBodies {
     // in float, ω = I⁻¹ L compounded I⁻¹ I ≠ 1 into a drift of |L| and the energy).
     b.angularVelocity = omegaOfMomentum(b.rotation, before.angularVelocity, s.l, shape.inertia, shape.inertiaInverse);
     if (!p.deferContacts) {
-      if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, before, b);
+      if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);
     }
     p.bodies[bodyIndex] = b;
@@ -966,12 +973,12 @@ struct ImpulseBodies {
       }
     b.velocity = (b.velocity + p.h * (p.gravity + F / shape.mass)) * p.linearDamping;
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
-    if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
+    if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b, false);
     b.centre += p.h * b.velocity;
     rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h,
                        awayFromColliders(p, before));
     if (!p.deferContacts) {
-      if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b);
+      if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);
     }
     p.bodies[bodyIndex] = b;

@@ -176,7 +176,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   // The free rotation's invariants: the energy ½ Lᵀ I(R)⁻¹ L the pose at the step's start gives
   // this step's L (|L| is kept by any rotation; math/rotation.h keepRotationEnergy).
   if (awayFromColliders(b, start))
-    keepRotationEnergy(body.rotation, start.rotation, L, shape.inertiaInverse, start.angularVelocity, h);
+    keepRotationEnergy(body.rotation, start.rotation, L, shape.inertia, shape.inertiaInverse, start.angularVelocity, h);
   body.centre = p0 + cRel;
 
   // 5. Project: x_i = c + R r_i. Velocities: the rigid field that carries the particles'
@@ -418,7 +418,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
       contactTargets(atStart(b), fixed, solverBody(b, 1), fixed, colliderContacts[b].data(),
                      static_cast<int>(colliderContacts[b].size()), contactMaterial(b), h, true);
 
-  // Jacobi over pairs with mass splitting, Gauss–Seidel within a pair (pair_contact.h).
+  // Jacobi over pairs with mass splitting, Gauss–Seidel within a pair (contact_solver.h).
   const std::vector<BodyState> predicted = bodies_;
   std::vector<PairImpulse<double>> onA(pairs.size()), onB(pairs.size()), onBody(n);
   // Adds each body's share of this round's pair and collider impulses to its velocities.
@@ -598,13 +598,17 @@ void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<PairContac
 }
 
 // No collider within the body's reach this step (margin and a step's travel, from its state at
-// the step's start): its rotation is torque-free and keeps its energy (keepRotationEnergy).
+// the step's start) and no body contacts in the scene: its rotation is torque-free and keeps its
+// energy (keepRotationEnergy).
 bool ReferenceWorld::awayFromColliders(std::size_t b, const BodyState& start) const {
+  if (scene_.bodyContactsActive()) return false;  // a pair is found only after the prediction
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  // The backends' bounding radius, rounded up as they store it, so both switch at the same place.
+  const double radius = shape.boundingRadius * (1 + 1e-6) + 1e-6;
   const double reach = contactMargin() + scene_.stepDt() * (glm::length(start.velocity) +
-                                                            glm::length(start.angularVelocity) * shape.boundingRadius);
+                                                            glm::length(start.angularVelocity) * radius);
   for (const auto& collider : scene_.colliders)
-    if (sdfCollider(collider, start.centre).phi <= shape.boundingRadius + reach + lipschitzSlack(collider)) return false;
+    if (sdfCollider(collider, start.centre).phi <= radius + reach + lipschitzSlack(collider)) return false;
   return true;
 }
 
