@@ -301,6 +301,24 @@ SMASH_HD void moveWithVelocityChange(Vec3<T>& centre, Mat3<T>& rotation, const V
   rotation = rotationMatrix(integrateOrientation(quaternionFromRotation(rotation), dw, h));
 }
 
+/// A body alone against static colliders, the whole of it: targets (`start`: the body's velocities
+/// at the step's start), `iterations` sweeps, and — when the contacts were found at the predicted
+/// pose (`moved`) — the pose moved with the velocity change and placed by a bounce. `body` holds
+/// the velocities before the solve on entry and after it on return; centre and rotation are the
+/// body's pose. The backends (solveColliderContacts) and the reference call this one function.
+template <class T>
+SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBody<T>& body,
+                                   const SolverBody<T>& start, PairContact<T>* c, int count,
+                                   const ContactMaterial<T>& material, T h, int iterations, bool moved) {
+  const SolverBody<T> wall, predicted = body;
+  contactTargets(start, wall, body, wall, c, count, material, h, moved);
+  solveAgainstStatic(body, c, count, material.friction, iterations);
+  if (!moved) return;
+  moveWithVelocityChange(centre, rotation, body.v - predicted.v, body.w - predicted.w, h);
+  Vec3<T> normal(T(0));
+  centre += bounceTranslation(start, wall, predicted, wall, body, wall, c, count, material, h, normal) * normal;
+}
+
 /// Push-out: at most this many passes over the colliders, each moving the body out of one
 /// collider along the normal of its deepest point; a pass that moves nothing ends it.
 constexpr int kPushOutPasses = 5;

@@ -320,19 +320,9 @@ SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& star
 /// uses the new velocities.
 SMASH_HD void solveColliderContacts(const StepParams& p, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved) {
-  const ContactMaterial<float> mat = bodyMaterial(p, b);
-  const SolverBody<float> wall;
   SolverBody<float> body = solverBodyOf(p, b, 1);
-  contactTargets(startBodyOf(p, start, b), wall, body, wall, c, count, mat, p.h, moved);
-  solveAgainstStatic(body, c, count, mat.friction, p.contactIterations);
-  if (moved) {
-    const SolverBody<float> predicted = solverBodyOf(p, b, 1);
-    moveWithVelocityChange(b.centre, b.rotation, body.v - b.velocity, body.w - b.angularVelocity, p.h);
-    V3 normal(0.0f);
-    const float move = bounceTranslation(startBodyOf(p, start, b), wall, predicted, wall, body, wall, c, count,
-                                         mat, p.h, normal);
-    b.centre += move * normal;
-  }
+  resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b), c, count, bodyMaterial(p, b), p.h,
+                       p.contactIterations, moved);
   b.velocity = body.v;
   b.angularVelocity = body.w;
 }

@@ -248,24 +248,12 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       gatherContacts(b, static_cast<int>(k), contacts);
     if (!contacts.empty()) {
       BodyState& body = bodies_[b];
-      const ContactMaterial<double> material = contactMaterial(b);
-      const SolverBody<double> wall;
       SolverBody<double> self = solverBody(b, 1), atStart = self;
       atStart.v = start.velocity;
       atStart.w = start.angularVelocity;
-      contactTargets(atStart, wall, self, wall, contacts.data(), static_cast<int>(contacts.size()), material,
-                     scene_.stepDt(), moved);
-      solveAgainstStatic(self, contacts.data(), static_cast<int>(contacts.size()), material.friction,
-                         scene_.solver.contactIterations);
-      if (moved) {
-        const SolverBody<double> predicted = solverBody(b, 1);
-        moveWithVelocityChange(body.centre, body.rotation, self.v - body.velocity, self.w - body.angularVelocity,
-                               scene_.stepDt());
-        glm::dvec3 normal(0.0);
-        const double bounce = bounceTranslation(atStart, wall, predicted, wall, self, wall, contacts.data(),
-                                                static_cast<int>(contacts.size()), material, scene_.stepDt(), normal);
-        body.centre += bounce * normal;
-      }
+      resolveAgainstStatic(body.centre, body.rotation, self, atStart, contacts.data(),
+                           static_cast<int>(contacts.size()), contactMaterial(b), scene_.stepDt(),
+                           scene_.solver.contactIterations, moved);
       body.velocity = self.v;
       body.angularVelocity = self.w;
     }
