@@ -230,6 +230,51 @@ TEST_CASE("bodies: buffers that overflow are counted", "[bodies]") {
   }
 }
 
+TEST_CASE("bodies: past the pair capacity, every backend keeps the reference's pairs", "[bodies]") {
+  // The rule (reference broadPhase, step_kernels.h "Broad phase"): a pair belongs to the body of
+  // the larger reach (the smaller index on a tie); owners in index order, each owner's partners in
+  // index order, until max_pairs_per_body × bodies — whatever order the grid finds them in.
+  // Three far-away blocks of 2 × 2 × 2 touching boxes own 84 pairs, 54 lone boxes none; then a
+  // moving box (the largest reach: it owns all its pairs) has six touching face neighbours (the
+  // next indices) and four boxes within reach that do not touch it, placed where the grid's walk
+  // meets them first. Capacity 89: the mover keeps the 5 pairs of the smallest partners, all
+  // touching (keeping the first 5 the walk found instead: 82 touching pairs, not 85).
+  std::ostringstream json;
+  json << R"({"dt": 0.005, "frames": 1, "gravity": [0, 0, 0],
+    "solver": {"max_pairs_per_body": 1, "restitution_threshold": 0},
+    "materials": {"default": {"restitution": 0, "friction": 0.3}},
+    "shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2,
+                       "sampling": {"mode": "surface", "count": 300, "seed": 5}}},
+    "bodies": [)";
+  auto body = [&](double x, double y, double z, double vx) {
+    json << (json.str().back() == '[' ? "" : ",") << R"({"shape": "box", "position": [)" << x << ", " << y
+         << ", " << z << R"(], "velocity": [)" << vx << ", 0, 0]}";
+  };
+  for (int k = 0; k < 3; ++k)
+    for (int c = 0; c < 8; ++c) body(10.0 * (k + 1) + 0.195 * (c % 2), 0.195 * (c / 2 % 2), 0.195 * (c / 4), 0);
+  for (int k = 0; k < 54; ++k) body(-10.0 - 2.0 * k, 0, 0, 0);
+  body(0, 0, 0, 0.1);
+  const double f = 0.195, g = 0.22;
+  for (const glm::dvec3 d : {glm::dvec3(f, 0, 0), glm::dvec3(-f, 0, 0), glm::dvec3(0, f, 0), glm::dvec3(0, -f, 0),
+                             glm::dvec3(0, 0, f), glm::dvec3(0, 0, -f), glm::dvec3(-g, -g, 0), glm::dvec3(-g, g, 0),
+                             glm::dvec3(-g, 0, -g), glm::dvec3(-g, 0, g)})
+    body(d.x, d.y, d.z, 0);
+  json << "]}";
+  const Scene scene = sceneFromJson(json.str());
+  REQUIRE(scene.bodies.size() == 89);
+  ReferenceWorld reference(scene);
+  reference.step();
+  INFO("reference: " << reference.pairOverflow() << " pairs dropped, " << reference.touchingPairs() << " touching");
+  REQUIRE(reference.pairOverflow() > 5);
+  for (const char* backend : {"cpp", "omp"}) {
+    INFO(backend);
+    auto world = World::create(parseBackend(backend), scene);
+    world->step();
+    CHECK(world->pairOverflow() == reference.pairOverflow());
+    CHECK(world->touchingPairs() == static_cast<std::int64_t>(reference.touchingPairs()));
+  }
+}
+
 TEST_CASE("bodies: scene errors name the field", "[bodies][scene]") {
   auto bad = [](const std::string& json, std::initializer_list<const char*> parts) {
     test::requireInputError([&] { sceneFromJson(json); }, parts);

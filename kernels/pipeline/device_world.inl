@@ -212,6 +212,15 @@ class DeviceWorld final : public World {
     fillAll(incidentKind_, 0);
     fillAll(stepIndex_, 0LL);
     fillAll(pairsFound_, 0);
+    cellBuckets_ = static_cast<int>(sizes.cellBuckets);
+    // Grid cells twice the largest bounding radius plus the margin: a body at rest walks 27.
+    double largest = 0;
+    for (const Shape& s : scene.shapes) largest = std::max(largest, s.boundingRadius);
+    const SolverSettings& settings = scene.solver;
+    const double margin = settings.contactMargin >= 0 ? settings.contactMargin
+                                                      : 2.0 * glm::length(scene.gravity) * scene.stepDt() * scene.stepDt();
+    cellSize_ = static_cast<float>(2.0 * (largest + margin));
+    if (!(cellSize_ > 0.0f)) cellSize_ = 1.0f;
     fillAll(previousColliderCount_, 0);
     stageSeconds_.assign(kStageNames.size(), 0.0);
   }
@@ -220,6 +229,7 @@ class DeviceWorld final : public World {
   struct BufferSizes {
     std::size_t particles = 0, rest = 0, shapes = 0, bodies = 0, chunks = 0, colliders = 0, grids = 0;
     std::size_t contactsPerBody = 0, contactsPerPair = 0, pairCapacity = 0;
+    std::size_t cellBuckets = 0;  // broad-phase grid buckets: a power of two ≥ 2 × bodies
     bool wideColliderContacts = false, bodyContacts = false;
   };
 
@@ -244,6 +254,8 @@ class DeviceWorld final : public World {
     z.contactsPerPair = static_cast<std::size_t>(solver.maxContactsPerPair);
     z.bodyContacts = scene.bodyContactsActive();
     z.pairCapacity = z.bodyContacts ? z.bodies * static_cast<std::size_t>(solver.maxPairsPerBody) : 0;
+    z.cellBuckets = 1;
+    while (z.bodyContacts && z.cellBuckets < 2 * z.bodies) z.cellBuckets *= 2;
     // The per-particle strategy resolves collider contacts wide (SolveColliderContacts and the
     // push-out passes) wherever resolveBodyContacts would run after the pose update with
     // sequential impulses; the averaged solver and SPEC's contacts-before-the-move order of the
@@ -291,8 +303,9 @@ class DeviceWorld final : public World {
     if (z.bodyContacts) {
       const std::size_t nb = z.bodies, cap = z.pairCapacity;
       fixed(&DeviceWorld::bodiesPredicted_, nb);
-      fixed(&DeviceWorld::sortKeys_, nb);
+      fixed(&DeviceWorld::cellKeys_, nb);
       fixed(&DeviceWorld::sortOrder_, nb);
+      fixed(&DeviceWorld::cellStart_, z.cellBuckets + 1);
       fixed(&DeviceWorld::pairsFound_, nb + 1);  // + a final 0: the scan's last entry is the total
       fixed(&DeviceWorld::pairsOffset_, nb + 1);
       fixed(&DeviceWorld::previousContacts_, nb * z.contactsPerBody);
@@ -458,11 +471,19 @@ class DeviceWorld final : public World {
     StepParams p = params();
     const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>), PI = sizeof(PairImpulse<float>);
     stage(kBroadPhase, [&] {
-      launch("BoundsKeys", nb, BoundsKeys{p}, nb * (BD + 8));
-      collective("stable sort (box keys)", [&] {
-        System::stableSortByKey(exec(), p.sortKeys, p.sortOrder, nb, sortScratchF_);
+      // Grid (step_kernels.h "Broad phase"): bucket keys, sorted with the bodies; bucket starts;
+      // each body counts the pairs it owns, a scan places them, each body writes them; sorted by key.
+      launch("GridKeys", nb, GridKeys{p}, nb * (BD + 8));
+      collective("stable sort (bucket keys, 32-bit)", [&] {
+        System::stableSortByKey(exec(), p.cellKeys, p.sortOrder, nb, sortScratchI_);
       }, kSortLaunches32, nb, nb * kSortBytesPerElement32);
-      launch("SweepPairs (count)", nb, SweepPairs{p, false}, nb * (BD + 12));
+      collective("lower bound (bucket starts)", [&] {
+        System::lowerBounds(exec(), p.cellKeys, nb, cellBuckets_ + 1, p.cellStart);
+      }, 1, cellBuckets_ + 1, (cellBuckets_ + 1) * 4.0 + nb * 4.0);
+      // Bytes: a body, its 27 buckets' starts and (at two buckets per body, about 2 bodies each
+      // from the neighbouring cells) their centres and reaches.
+      const double walk = BD + 27 * 8.0 + 27 * 2 * (4 + 16);
+      launch("GridPairs (count)", nb, GridPairs{p, false}, nb * (walk + 4), 27 * 3.0);
       // pairsFound has one more entry, always 0, so the scan's last entry is the total.
       collective("scan (pairs per body)", [&] {
         System::exclusiveScan(exec(), p.pairsFound, nb + 1, p.pairsOffset);
@@ -476,7 +497,7 @@ class DeviceWorld final : public World {
       // The candidate buffers have the full capacity; only the contact slots grow.
       grow(pairContacts_, static_cast<std::size_t>(pairCount_) * static_cast<std::size_t>(scene_.solver.maxContactsPerPair));
       p = params();
-      launch("SweepPairs (write)", nb, SweepPairs{p, true}, nb * (BD + 12) + pairCount_ * 8.0);
+      launch("GridPairs (write)", nb, GridPairs{p, true}, nb * (walk + 8) + pairCount_ * 8.0, 27 * 3.0);
       collective("sort (pair keys, 64-bit)", [&] { System::sortKeys(exec(), p.pairKeys, pairCount_); },
                  kSortLaunches64, pairCount_, pairCount_ * kSortBytesPerElement64);
     });
@@ -761,7 +782,7 @@ class DeviceWorld final : public World {
   enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve, kColliderContacts, kPushOut };
   inline static const std::vector<const char*> kStageNames = {
       "integrate+collide (with the chunks' matching sums)", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
-      "project", "broad phase (sort and sweep)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)",
+      "project", "broad phase (grid)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)",
       "collider contacts (gather by chunk, solve per body)", "push-out (segmented max by body)"};
 
   template <class F>
@@ -830,8 +851,11 @@ class DeviceWorld final : public World {
     p.bodiesStart = raw(bodiesStart_);
     p.bodiesPredicted = raw(bodiesPredicted_);
     p.bodyCount = static_cast<int>(bodies_.size());
-    p.sortKeys = raw(sortKeys_);
+    p.cellKeys = raw(cellKeys_);
     p.sortOrder = raw(sortOrder_);
+    p.cellStart = raw(cellStart_);
+    p.cellMask = cellBuckets_ - 1;
+    p.cellSize = cellSize_;
     p.pairsFound = raw(pairsFound_);
     p.pairsOffset = raw(pairsOffset_);
     p.pairKeys = raw(pairKeys_);
@@ -1026,8 +1050,10 @@ class DeviceWorld final : public World {
   // body–body contact
   bool bodyContacts_ = false;
   Vector<BodyData> bodiesStart_, bodiesPredicted_;
-  Vector<float> sortKeys_;
-  Vector<int> sortOrder_, pairsFound_, pairsOffset_;
+  // Broad phase (grid): bucket keys, sort order, bucket starts, each body's owned partners.
+  Vector<int> cellKeys_, sortOrder_, cellStart_, pairsFound_, pairsOffset_;
+  int cellBuckets_ = 1;
+  float cellSize_ = 1;
   // contactOverflowPairs_: pair contact points dropped as counted by builds before the count moved
   // onto the device (per body, in overflow_); it only carries what an older state file holds.
   long long pairCapacity_ = 0, pairOverflow_ = 0, contactOverflowPairs_ = 0;
@@ -1039,7 +1065,6 @@ class DeviceWorld final : public World {
   Vector<int> colliderCount_, previousColliderCount_;
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
-  std::vector<std::pair<float, int>> sortScratchF_;
   std::vector<std::pair<int, int>> sortScratchI_;
   Vector<long long> stepIndex_;  // (1) the step being taken, on the device (AdvanceStep)
   CachingAllocator<System> allocator_;

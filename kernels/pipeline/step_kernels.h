@@ -136,10 +136,14 @@ struct StepParams {
   const BodyData* bodiesStart = nullptr;      // (nbody) state at the step's start (watchdog)
   BodyData* bodiesPredicted = nullptr;        // (nbody) predicted state, before contacts
   int bodyCount = 0;
-  float* sortKeys = nullptr;                  // (nbody) lower x of each bounding box, sorted
+  // broad phase: a uniform grid hashed into 2^k buckets (see "Broad phase" below)
+  int* cellKeys = nullptr;                    // (nbody) bucket of each body's cell, sorted
   int* sortOrder = nullptr;                   // (nbody) body of each sorted key
-  int* pairsFound = nullptr;                  // (nbody) candidate pairs per sorted box
-  int* pairsOffset = nullptr;                 // (nbody) exclusive scan of pairsFound
+  int* cellStart = nullptr;                   // (buckets + 1) first sorted body of each bucket
+  int cellMask = 0;                           // buckets − 1 (buckets: a power of two)
+  float cellSize = 1;                         // edge of a grid cell
+  int* pairsFound = nullptr;                  // (nbody + 1) pairs each body owns
+  int* pairsOffset = nullptr;                 // (nbody + 1) exclusive scan of pairsFound
   long long* pairKeys = nullptr;              // (pairCapacity) a·nbody + b, a < b
   int pairCapacity = 0;
   int pairCount = 0;                          // this step's pairs (≤ pairCapacity)
@@ -604,43 +608,122 @@ SMASH_HD float reachOf(const StepParams& p, const BodyData& b) {
   return p.shapes[b.shape].radius + p.contactMargin + speculativeOf(p, b);
 }
 
-/// Broad phase 1: the lower x of each body's bounding box (the sort key), and the identity order.
-struct BoundsKeys {
+// Broad phase: a uniform grid of cells of edge p.cellSize (twice the largest bounding radius
+// plus the margin), hashed into 2^k buckets with 32-bit keys. A pair (i, j) of bodies whose
+// bounding spheres (radius + margin + a step's travel: reachOf) overlap has one owner: the body of
+// the larger reach (the smaller index on a tie). Since |c_i − c_j| ≤ r_i + r_j ≤ 2 r_owner, the
+// owner finds the pair among the bodies whose centres lie in the cells its sphere of radius
+// 2 r_owner touches: each body walks only those cells (27 for a body at rest). Pairs are counted
+// per owner, scanned, and written by their owners in body order up to the capacity; the owner
+// that straddles the capacity keeps its partners of the smallest index. The kept set does not
+// depend on the order of the walk, so the reference (src/reference) keeps exactly the same pairs.
+
+/// The integer cell of a point (clamped so that the conversion is defined far away or for a
+/// non-finite centre, which the watchdog reports).
+SMASH_HD int cellCoordinate(float x, float cell) {
+  const float c = floorf(x / cell);
+  if (!(c > -1048576.0f)) return -1048576;  // also NaN
+  if (c > 1048576.0f) return 1048576;
+  return static_cast<int>(c);
+}
+
+SMASH_HD int cellBucket(int x, int y, int z, int mask) {
+  const unsigned h = static_cast<unsigned>(x) * 73856093u ^ static_cast<unsigned>(y) * 19349663u ^
+                     static_cast<unsigned>(z) * 83492791u;
+  return static_cast<int>(h & static_cast<unsigned>(mask));
+}
+
+/// Body i owns its pair with j (see above).
+SMASH_HD bool ownsPair(float reachI, int i, float reachJ, int j) {
+  return reachI > reachJ || (reachI == reachJ && i < j);
+}
+
+/// Broad phase 1, per body: the bucket of its centre's cell (the sort key), and the identity order.
+struct GridKeys {
   StepParams p;
   SMASH_HD void operator()(int b) const {
-    const BodyData& body = p.bodies[b];
-    p.sortKeys[b] = body.centre.x - reachOf(p, body);
+    const V3 c = p.bodies[b].centre;
+    p.cellKeys[b] = cellBucket(cellCoordinate(c.x, p.cellSize), cellCoordinate(c.y, p.cellSize),
+                               cellCoordinate(c.z, p.cellSize), p.cellMask);
     p.sortOrder[b] = b;
   }
 };
 
-/// Broad phase 2 (after the sort): from sorted box s, walk forward while the next box starts
-/// before this one ends; a pair is a candidate when the bounding spheres overlap. Counts, or
-/// writes into pairKeys from pairsOffset[s] (keys beyond the capacity are dropped and counted
-/// by the caller from the total).
-struct SweepPairs {
+/// Broad phase 2, per body i (after the sort by bucket and the bucket starts): the pairs i owns,
+/// found in the cells within 2 r_i of its centre. Counts them, or (`write`) writes their keys from
+/// pairsOffset[i]; past the capacity, the smallest partners in order. A body so fast that its
+/// cells outnumber the bodies walks the bodies instead.
+struct GridPairs {
   StepParams p;
   bool write;
-  SMASH_HD void operator()(int s) const {
-    const int i = p.sortOrder[s];
+
+  SMASH_HD void operator()(int i) const {
     const BodyData& bi = p.bodies[i];
     const float ri = reachOf(p, bi);
-    const float highX = bi.centre.x + ri;
+    const long long first = write ? p.pairsOffset[i] : 0;
+    const long long room = write ? p.pairCapacity - first : 0;
+    const bool choose = write && first + p.pairsFound[i] > p.pairCapacity;  // straddles the capacity
+    long long* keys = p.pairKeys + first;
     int found = 0;
-    for (int t = s + 1; t < p.bodyCount && p.sortKeys[t] <= highX; ++t) {
-      const int j = p.sortOrder[t];
+    auto consider = [&](int j) {
+      if (j == i) return;
       const BodyData& bj = p.bodies[j];
-      const float d = ri + reachOf(p, bj);
+      const float rj = reachOf(p, bj);
+      if (!ownsPair(ri, i, rj, j)) return;
+      const float d = ri + rj;
       const V3 gap = bi.centre - bj.centre;
-      if (glm::dot(gap, gap) > d * d) continue;
-      if (write) {
-        const long long at = static_cast<long long>(p.pairsOffset[s]) + found;
-        if (at < p.pairCapacity)
-          p.pairKeys[at] = static_cast<long long>(i < j ? i : j) * p.bodyCount + (i < j ? j : i);
+      if (glm::dot(gap, gap) > d * d) return;
+      const long long key = static_cast<long long>(i < j ? i : j) * p.bodyCount + (i < j ? j : i);
+      if (!write) {
+        ++found;
+      } else if (!choose) {
+        keys[found++] = key;
+      } else if (room > 0) {  // keep the `room` smallest partners, in order (a few: the rare overflow)
+        long long at = found;
+        if (found < room) {
+          ++found;
+        } else {
+          if (!(j < pairPartner(i, keys[room - 1]))) return;
+          at = room - 1;  // j displaces the largest kept
+        }
+        while (at > 0 && pairPartner(i, keys[at - 1]) > j) {
+          keys[at] = keys[at - 1];
+          --at;
+        }
+        keys[at] = key;
       }
-      ++found;
+    };
+    // The cells of the box c ± 2 r (a hair wider for the rounding of c ± 2 r).
+    const float query = 2.0f * ri * 1.0001f + 1e-6f * p.cellSize;
+    const int x0 = cellCoordinate(bi.centre.x - query, p.cellSize), x1 = cellCoordinate(bi.centre.x + query, p.cellSize);
+    const int y0 = cellCoordinate(bi.centre.y - query, p.cellSize), y1 = cellCoordinate(bi.centre.y + query, p.cellSize);
+    const int z0 = cellCoordinate(bi.centre.z - query, p.cellSize), z1 = cellCoordinate(bi.centre.z + query, p.cellSize);
+    const double cells = (double(x1) - x0 + 1) * (double(y1) - y0 + 1) * (double(z1) - z0 + 1);
+    if (!(cells <= double(p.bodyCount))) {
+      for (int j = 0; j < p.bodyCount; ++j) consider(j);
+    } else {
+      for (int x = x0; x <= x1; ++x)
+        for (int y = y0; y <= y1; ++y)
+          for (int z = z0; z <= z1; ++z) {
+            const int bucket = cellBucket(x, y, z, p.cellMask);
+            for (int s = p.cellStart[bucket]; s < p.cellStart[bucket + 1]; ++s) {
+              const int j = p.sortOrder[s];
+              const V3 cj = p.bodies[j].centre;
+              // Buckets are shared by cells: only bodies of this very cell (each found once).
+              if (cellCoordinate(cj.x, p.cellSize) != x || cellCoordinate(cj.y, p.cellSize) != y ||
+                  cellCoordinate(cj.z, p.cellSize) != z)
+                continue;
+              consider(j);
+            }
+          }
     }
-    if (!write) p.pairsFound[s] = found;
+    if (!write) p.pairsFound[i] = found;
+  }
+
+  /// The partner of i in a pair key.
+  SMASH_HD int pairPartner(int i, long long key) const {
+    const int a = static_cast<int>(key / p.bodyCount), b = static_cast<int>(key % p.bodyCount);
+    return a == i ? b : a;
   }
 };
 

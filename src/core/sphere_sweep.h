@@ -1,6 +1,6 @@
 // Sort and sweep over spheres (SPEC §7) on the host: the reference's broad phase and the
-// body–body penetration measurement share it. The device twin is BoundsKeys/SweepPairs in
-// kernels/pipeline/step_kernels.h, which visits pairs in the same order.
+// body–body penetration measurement share it. The backends find the same pairs with a uniform
+// grid (kernels/pipeline/step_kernels.h, "Broad phase"); the order of the visit does not matter.
 #pragma once
 
 #include <algorithm>

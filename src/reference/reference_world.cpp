@@ -279,9 +279,8 @@ double ReferenceWorld::speculative(std::size_t b) const {
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
-  // Each body's box is its bounding sphere (centre ± (radius + margin)), in double. Sweep along
-  // x: sort the boxes by their lower x, and for each box walk forward while the next box starts
-  // before this one ends; keep the pairs whose spheres overlap.
+  // Each body's bounding sphere (radius + margin + a step's travel), in double; the pairs whose
+  // spheres overlap, found by sort and sweep.
   const std::size_t n = bodies_.size();
   const double margin = contactMargin();
   std::vector<glm::dvec3> centres(n);
@@ -290,13 +289,25 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
     centres[b] = bodies_[b].centre;
     reach[b] = scene_.shapes[scene_.bodies[b].shape].boundingRadius + margin + speculative(b);
   }
+  // Every overlapping pair has an owner: the body of the larger reach (the smaller index on a
+  // tie). Beyond the capacity (max_pairs_per_body × bodies) the pairs of the owners of the
+  // smallest index are kept, each owner's in partner order, and the rest are counted — the
+  // backends' grid broad phase keeps exactly these, whatever order it finds them in
+  // (kernels/pipeline/step_kernels.h, "Broad phase").
+  std::vector<std::vector<std::size_t>> owned(n);
+  sweepSpheres(centres, reach, [&](std::size_t i, std::size_t j) {
+    const bool iOwns = reach[i] > reach[j] || (reach[i] == reach[j] && i < j);
+    if (iOwns) owned[i].push_back(j); else owned[j].push_back(i);
+  });
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   const std::size_t capacity = n * static_cast<std::size_t>(scene_.solver.maxPairsPerBody);
   std::size_t found = 0;
-  sweepSpheres(centres, reach, [&](std::size_t i, std::size_t j) {
-    // Candidates beyond the buffer are counted, not kept (the backends' rule).
-    if (found++ < capacity) pairs.emplace_back(std::min(i, j), std::max(i, j));
-  });
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::size_t>& partners = owned[i];
+    std::sort(partners.begin(), partners.end());
+    for (std::size_t j : partners)
+      if (found++ < capacity) pairs.emplace_back(std::min(i, j), std::max(i, j));
+  }
   if (found > capacity) pairOverflow_ += static_cast<std::int64_t>(found - capacity);
   std::sort(pairs.begin(), pairs.end());
   return pairs;
