@@ -213,6 +213,8 @@ class DeviceWorld final : public World {
     fillAll(stepIndex_, 0LL);
     fillAll(pairsFound_, 0);
     cellBuckets_ = static_cast<int>(sizes.cellBuckets);
+    narrowChunks_ = static_cast<int>(sizes.narrowChunks);
+    wideNarrowPhase_ = sizes.wideNarrowPhase;
     // Grid cells twice the largest bounding radius plus the margin: a body at rest walks 27.
     double largest = 0;
     for (const Shape& s : scene.shapes) largest = std::max(largest, s.boundingRadius);
@@ -230,6 +232,8 @@ class DeviceWorld final : public World {
     std::size_t particles = 0, rest = 0, shapes = 0, bodies = 0, chunks = 0, colliders = 0, grids = 0;
     std::size_t contactsPerBody = 0, contactsPerPair = 0, pairCapacity = 0;
     std::size_t cellBuckets = 0;  // broad-phase grid buckets: a power of two ≥ 2 × bodies
+    std::size_t narrowChunks = 0;  // most chunks of any shape (the wide narrow phase's elements)
+    bool wideNarrowPhase = false;  // the per-particle layout's narrow phase, per (pair, chunk)
     bool wideColliderContacts = false, bodyContacts = false;
   };
 
@@ -254,6 +258,9 @@ class DeviceWorld final : public World {
     z.contactsPerPair = static_cast<std::size_t>(solver.maxContactsPerPair);
     z.bodyContacts = scene.bodyContactsActive();
     z.pairCapacity = z.bodyContacts ? z.bodies * static_cast<std::size_t>(solver.maxPairsPerBody) : 0;
+    for (const Shape& s : scene.shapes)
+      z.narrowChunks = std::max(z.narrowChunks, (s.rest.size() + kMatchChunk - 1) / kMatchChunk);
+    z.wideNarrowPhase = z.bodyContacts && strategy == StepStrategy::PerParticle;
     z.cellBuckets = 1;
     while (z.bodyContacts && z.cellBuckets < 2 * z.bodies) z.cellBuckets *= 2;
     // The per-particle strategy resolves collider contacts wide (SolveColliderContacts and the
@@ -306,6 +313,8 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::cellKeys_, nb);
       fixed(&DeviceWorld::sortOrder_, nb);
       fixed(&DeviceWorld::cellStart_, z.cellBuckets + 1);
+      fixed(&DeviceWorld::spheres_, nb);
+      fixed(&DeviceWorld::cells_, nb);
       fixed(&DeviceWorld::pairsFound_, nb + 1);  // + a final 0: the scan's last entry is the total
       fixed(&DeviceWorld::pairsOffset_, nb + 1);
       fixed(&DeviceWorld::previousContacts_, nb * z.contactsPerBody);
@@ -328,6 +337,10 @@ class DeviceWorld final : public World {
       // capacity they would be the largest buffer by far.
       visit(&DeviceWorld::pairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
       visit(&DeviceWorld::previousPairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
+      if (z.wideNarrowPhase) {  // the wide narrow phase's per-element counts, grow-only too
+        visit(&DeviceWorld::narrowCount_, std::size_t(0), 4 * nb * 2 * z.narrowChunks + 1);
+        visit(&DeviceWorld::narrowOffset_, std::size_t(0), 4 * nb * 2 * z.narrowChunks + 1);
+      }
     }
   }
 
@@ -473,16 +486,16 @@ class DeviceWorld final : public World {
     stage(kBroadPhase, [&] {
       // Grid (step_kernels.h "Broad phase"): bucket keys, sorted with the bodies; bucket starts;
       // each body counts the pairs it owns, a scan places them, each body writes them; sorted by key.
-      launch("GridKeys", nb, GridKeys{p}, nb * (BD + 8));
+      launch("GridKeys", nb, GridKeys{p}, nb * (BD + 8 + 32));
       collective("stable sort (bucket keys, 32-bit)", [&] {
         System::stableSortByKey(exec(), p.cellKeys, p.sortOrder, nb, sortScratchI_);
       }, kSortLaunches32, nb, nb * kSortBytesPerElement32);
       collective("lower bound (bucket starts)", [&] {
         System::lowerBounds(exec(), p.cellKeys, nb, cellBuckets_ + 1, p.cellStart);
       }, 1, cellBuckets_ + 1, (cellBuckets_ + 1) * 4.0 + nb * 4.0);
-      // Bytes: a body, its 27 buckets' starts and (at two buckets per body, about 2 bodies each
-      // from the neighbouring cells) their centres and reaches.
-      const double walk = BD + 27 * 8.0 + 27 * 2 * (4 + 16);
+      // Bytes: a body's sphere, its 27 buckets' starts and (at two buckets per body, about 2
+      // bodies each from the neighbouring cells) their spheres.
+      const double walk = 16 + 27 * 8.0 + 27 * 2 * (4 + 16 + 16);
       launch("GridPairs (count)", nb, GridPairs{p, false}, nb * (walk + 4), 27 * 3.0);
       // pairsFound has one more entry, always 0, so the scan's last entry is the total.
       collective("scan (pairs per body)", [&] {
@@ -503,8 +516,27 @@ class DeviceWorld final : public World {
     });
     const double pairs = pairCount_;
     stage(kNarrowPhase, [&] {
-      launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),
-             2.0 * static_cast<double>(position_.size()) / nb);
+      if (wideNarrowPhase_) {
+        // One element per (pair, side, chunk) (step_kernels.h "Narrow phase, wide"): counts, a
+        // scan that places every point, a scatter; pairs with more points than slots fall back.
+        const long long elements = static_cast<long long>(pairCount_) * 2 * narrowChunks_;
+        if (elements >= 0x7fffffff) throw std::runtime_error("narrow phase: too many (pair, chunk) elements for 32-bit indices");
+        grow(narrowCount_, static_cast<std::size_t>(elements) + 1);
+        grow(narrowOffset_, static_cast<std::size_t>(elements) + 1);
+        p = params();
+        const int n = static_cast<int>(elements);
+        const double candidates = 2.0 * static_cast<double>(position_.size()) / nb * pairs;  // ~ both bodies' particles
+        const double sample = 8 * 4.0 + 16;  // the 8 corners of a grid cell, and the rest offset
+        launch("NarrowChunkCounts", n, NarrowChunkCounts{p}, n * (8 + 2 * BD + 4.0) + candidates * sample);
+        collective("scan (pair points per chunk)", [&] {
+          System::exclusiveScan(exec(), p.narrowCount, n + 1, p.narrowOffset);
+        }, kScanLaunches, n + 1, (n + 1) * 8.0);
+        launch("NarrowChunkScatter", n, NarrowChunkScatter{p}, n * (8 + 2 * BD + 12.0) + candidates * sample);
+        launch("NarrowPairTotals", pairCount_, NarrowPairTotals{p}, pairs * (8 + 8 + 8.0));
+      } else {
+        launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),
+               2.0 * static_cast<double>(position_.size()) / nb);
+      }
       launch("PairIncidences", pairCount_, PairIncidences{p}, pairs * 24.0);
       collective("stable sort (incidences)", [&] {
         System::stableSortByKey(exec(), p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
@@ -854,6 +886,8 @@ class DeviceWorld final : public World {
     p.cellKeys = raw(cellKeys_);
     p.sortOrder = raw(sortOrder_);
     p.cellStart = raw(cellStart_);
+    p.spheres = raw(spheres_);
+    p.cells = raw(cells_);
     p.cellMask = cellBuckets_ - 1;
     p.cellSize = cellSize_;
     p.pairsFound = raw(pairsFound_);
@@ -865,6 +899,9 @@ class DeviceWorld final : public World {
     p.pairContactCount = raw(pairContactCount_);
     p.pairDropped = raw(pairDropped_);
     p.pairContactCapacity = s.maxContactsPerPair;
+    p.narrowChunks = narrowChunks_;
+    p.narrowCount = raw(narrowCount_);
+    p.narrowOffset = raw(narrowOffset_);
     p.previousPairKeys = raw(previousPairKeys_);
     p.previousPairCount = previousPairCount_;
     p.previousPairContacts = raw(previousPairContacts_);
@@ -1052,7 +1089,12 @@ class DeviceWorld final : public World {
   Vector<BodyData> bodiesStart_, bodiesPredicted_;
   // Broad phase (grid): bucket keys, sort order, bucket starts, each body's owned partners.
   Vector<int> cellKeys_, sortOrder_, cellStart_, pairsFound_, pairsOffset_;
+  Vector<Float4> spheres_;
+  Vector<Cell> cells_;
   int cellBuckets_ = 1;
+  int narrowChunks_ = 0;
+  bool wideNarrowPhase_ = false;
+  Vector<int> narrowCount_, narrowOffset_;  // the wide narrow phase's per-element counts, scanned
   float cellSize_ = 1;
   // contactOverflowPairs_: pair contact points dropped as counted by builds before the count moved
   // onto the device (per body, in overflow_); it only carries what an older state file holds.

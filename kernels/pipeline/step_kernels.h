@@ -41,6 +41,11 @@ SMASH_HD Float4 load4(const Float4& ref) {
 #endif
 }
 
+/// A grid cell (broad phase), padded to 16 bytes: one 128-bit access.
+struct alignas(16) Cell {
+  int x, y, z, unused;
+};
+
 struct ShapeData {
   int restOffset;       // first entry of this shape in the rest array
   int count;            // particles
@@ -140,6 +145,8 @@ struct StepParams {
   int* cellKeys = nullptr;                    // (nbody) bucket of each body's cell, sorted
   int* sortOrder = nullptr;                   // (nbody) body of each sorted key
   int* cellStart = nullptr;                   // (buckets + 1) first sorted body of each bucket
+  Float4* spheres = nullptr;                  // (nbody) centre xyz and reach w of each body
+  Cell* cells = nullptr;                      // (nbody) the grid cell of each body's centre
   int cellMask = 0;                           // buckets − 1 (buckets: a power of two)
   float cellSize = 1;                         // edge of a grid cell
   int* pairsFound = nullptr;                  // (nbody + 1) pairs each body owns
@@ -151,6 +158,9 @@ struct StepParams {
   int* pairContactCount = nullptr;            // (pairCount)
   int* pairDropped = nullptr;                 // (pairCount) contacts dropped by the cap
   int pairContactCapacity = 0;
+  int narrowChunks = 0;                       // most chunks (≤ kMatchChunk particles) of any shape
+  int* narrowCount = nullptr;                 // (pairCount × 2 narrowChunks + 1) points per element
+  int* narrowOffset = nullptr;                // exclusive scan of narrowCount
   const long long* previousPairKeys = nullptr;  // last step's pairs (sorted), for warm starting
   int previousPairCount = 0;
   const PairContact<float>* previousPairContacts = nullptr;
@@ -638,13 +648,17 @@ SMASH_HD bool ownsPair(float reachI, int i, float reachJ, int j) {
   return reachI > reachJ || (reachI == reachJ && i < j);
 }
 
-/// Broad phase 1, per body: the bucket of its centre's cell (the sort key), and the identity order.
+/// Broad phase 1, per body: its bounding sphere, the bucket of its centre's cell (the sort key),
+/// and the identity order.
 struct GridKeys {
   StepParams p;
   SMASH_HD void operator()(int b) const {
-    const V3 c = p.bodies[b].centre;
-    p.cellKeys[b] = cellBucket(cellCoordinate(c.x, p.cellSize), cellCoordinate(c.y, p.cellSize),
-                               cellCoordinate(c.z, p.cellSize), p.cellMask);
+    const BodyData& body = p.bodies[b];
+    const V3 c = body.centre;
+    p.spheres[b] = Float4(c, reachOf(p, body));
+    const Cell cell{cellCoordinate(c.x, p.cellSize), cellCoordinate(c.y, p.cellSize), cellCoordinate(c.z, p.cellSize), 0};
+    p.cells[b] = cell;
+    p.cellKeys[b] = cellBucket(cell.x, cell.y, cell.z, p.cellMask);
     p.sortOrder[b] = b;
   }
 };
@@ -658,20 +672,20 @@ struct GridPairs {
   bool write;
 
   SMASH_HD void operator()(int i) const {
-    const BodyData& bi = p.bodies[i];
-    const float ri = reachOf(p, bi);
+    const Float4 si = load4(p.spheres[i]);
+    const V3 ci = xyz(si);
+    const float ri = si.w;
     const long long first = write ? p.pairsOffset[i] : 0;
     const long long room = write ? p.pairCapacity - first : 0;
     const bool choose = write && first + p.pairsFound[i] > p.pairCapacity;  // straddles the capacity
     long long* keys = p.pairKeys + first;
     int found = 0;
-    auto consider = [&](int j) {
+    auto consider = [&](int j, const Float4& sj) {
       if (j == i) return;
-      const BodyData& bj = p.bodies[j];
-      const float rj = reachOf(p, bj);
+      const float rj = sj.w;
       if (!ownsPair(ri, i, rj, j)) return;
       const float d = ri + rj;
-      const V3 gap = bi.centre - bj.centre;
+      const V3 gap = ci - xyz(sj);
       if (glm::dot(gap, gap) > d * d) return;
       const long long key = static_cast<long long>(i < j ? i : j) * p.bodyCount + (i < j ? j : i);
       if (!write) {
@@ -695,12 +709,12 @@ struct GridPairs {
     };
     // The cells of the box c ± 2 r (a hair wider for the rounding of c ± 2 r).
     const float query = 2.0f * ri * 1.0001f + 1e-6f * p.cellSize;
-    const int x0 = cellCoordinate(bi.centre.x - query, p.cellSize), x1 = cellCoordinate(bi.centre.x + query, p.cellSize);
-    const int y0 = cellCoordinate(bi.centre.y - query, p.cellSize), y1 = cellCoordinate(bi.centre.y + query, p.cellSize);
-    const int z0 = cellCoordinate(bi.centre.z - query, p.cellSize), z1 = cellCoordinate(bi.centre.z + query, p.cellSize);
+    const int x0 = cellCoordinate(ci.x - query, p.cellSize), x1 = cellCoordinate(ci.x + query, p.cellSize);
+    const int y0 = cellCoordinate(ci.y - query, p.cellSize), y1 = cellCoordinate(ci.y + query, p.cellSize);
+    const int z0 = cellCoordinate(ci.z - query, p.cellSize), z1 = cellCoordinate(ci.z + query, p.cellSize);
     const double cells = (double(x1) - x0 + 1) * (double(y1) - y0 + 1) * (double(z1) - z0 + 1);
     if (!(cells <= double(p.bodyCount))) {
-      for (int j = 0; j < p.bodyCount; ++j) consider(j);
+      for (int j = 0; j < p.bodyCount; ++j) consider(j, load4(p.spheres[j]));
     } else {
       for (int x = x0; x <= x1; ++x)
         for (int y = y0; y <= y1; ++y)
@@ -708,12 +722,10 @@ struct GridPairs {
             const int bucket = cellBucket(x, y, z, p.cellMask);
             for (int s = p.cellStart[bucket]; s < p.cellStart[bucket + 1]; ++s) {
               const int j = p.sortOrder[s];
-              const V3 cj = p.bodies[j].centre;
               // Buckets are shared by cells: only bodies of this very cell (each found once).
-              if (cellCoordinate(cj.x, p.cellSize) != x || cellCoordinate(cj.y, p.cellSize) != y ||
-                  cellCoordinate(cj.z, p.cellSize) != z)
-                continue;
-              consider(j);
+              const Cell cj = p.cells[j];
+              if (cj.x != x || cj.y != y || cj.z != z) continue;
+              consider(j, load4(p.spheres[j]));
             }
           }
     }
@@ -735,42 +747,129 @@ SMASH_HD PairContact<float>* slotsOf(const StepParams& p, int q) {
 SMASH_HD int pairA(const StepParams& p, long long key) { return static_cast<int>(key / p.bodyCount); }
 SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>(key % p.bodyCount); }
 
-/// Narrow phase: the contact points of pair q (a's particles in b's field, then b's in a's; the
-/// normal points from b towards a), kept to the deepest pairContactCapacity.
+/// Narrow phase, one candidate: particle i of side `side` (0: a's particle in b's field, 1: b's in
+/// a's; the normal points from b towards a). False when it is not within the margin.
+SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyData& B, int side, int i,
+                            float margin, PairContact<float>& c) {
+  const BodyData& self = side == 0 ? A : B;
+  const BodyData& other = side == 0 ? B : A;
+  const ShapeData& mine = p.shapes[self.shape];
+  const ShapeData& theirs = p.shapes[other.shape];
+  const float reach = theirs.radius + margin;
+  const V3 x = self.centre + self.rotation * xyz(p.rest[mine.restOffset + i]);
+  const V3 fromOther = x - other.centre;
+  if (glm::dot(fromOther, fromOther) > reach * reach) return false;
+  const SdfSample<float> f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
+  if (!(f.phi < margin)) return false;
+  c = PairContact<float>{};
+  c.ra = x - A.centre;
+  c.rb = x - B.centre;
+  c.normal = (side == 0 ? 1.0f : -1.0f) * f.gradient;
+  c.phi = f.phi;
+  c.particle = i;
+  c.feature = side;
+  return true;
+}
+
+SMASH_HD float pairMargin(const StepParams& p, const BodyData& A, const BodyData& B) {
+  return p.contactMargin + speculativeOf(p, A) + speculativeOf(p, B);
+}
+
+/// Narrow phase of pair q in one thread (the per-body layout, and the wide layout's pairs with
+/// more points than their slots): a's particles, then b's, kept to the deepest pairContactCapacity.
 struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
+    const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
     PairContact<float>* slots = slotsOf(p, q);
     int count = 0, dropped = 0;
-    const BodyData& A = p.bodies[a];
-    const BodyData& B = p.bodies[b];
-    const float margin = p.contactMargin + speculativeOf(p, A) + speculativeOf(p, B);
+    const float margin = pairMargin(p, A, B);
     for (int side = 0; side < 2; ++side) {
-      const BodyData& self = side == 0 ? A : B;
-      const BodyData& other = side == 0 ? B : A;
-      const ShapeData& mine = p.shapes[self.shape];
-      const ShapeData& theirs = p.shapes[other.shape];
-      const float reach = theirs.radius + margin;
-      const float sign = side == 0 ? 1.0f : -1.0f;
-      for (int i = 0; i < mine.count; ++i) {
-        const V3 x = self.centre + self.rotation * xyz(p.rest[mine.restOffset + i]);
-        const V3 fromOther = x - other.centre;
-        if (glm::dot(fromOther, fromOther) > reach * reach) continue;
-        const SdfSample<float> f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
-        if (!(f.phi < margin)) continue;
-        PairContact<float> c{};
-        c.ra = x - A.centre;
-        c.rb = x - B.centre;
-        c.normal = sign * f.gradient;
-        c.phi = f.phi;
-        c.particle = i;
-        c.feature = side;
-        if (keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
+      const int n = p.shapes[(side == 0 ? A : B).shape].count;
+      for (int i = 0; i < n; ++i) {
+        PairContact<float> c;
+        if (pairContactAt(p, A, B, side, i, margin, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
       }
     }
     p.pairContactCount[q] = count;
     p.pairDropped[q] = dropped;
+  }
+};
+
+// Narrow phase, wide (the per-particle layout): one element per (pair, side, chunk of at most
+// kMatchChunk particles) — element e is pair e / (2 K), side (e mod 2 K) / K, chunk e mod K, with
+// K = p.narrowChunks the most chunks of any shape (elements past a body's chunks do nothing). Each
+// counts its candidates within the margin, a scan places them in pair order (a's particles then
+// b's, in order: PairContactsOf's order) and each writes them. A pair with more points than its
+// slots is left to PairContactsOf (keep the deepest), so the result is the same to the bit.
+
+/// Element e's pair, side and first particle; false past the end of its body's particles.
+SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side, int& first, int& end) {
+  const int k = p.narrowChunks;
+  q = static_cast<int>(e / (2 * k));
+  const int r = static_cast<int>(e % (2 * k));
+  side = r / k;
+  first = (r % k) * kMatchChunk;
+  const BodyData& self = p.bodies[side == 0 ? pairA(p, p.pairKeys[q]) : pairB(p, p.pairKeys[q])];
+  const int n = p.shapes[self.shape].count;
+  end = first + kMatchChunk < n ? first + kMatchChunk : n;
+  return first < n;
+}
+
+/// Per element: how many of its particles are contact points (written to narrowCount[e]).
+struct NarrowChunkCounts {
+  StepParams p;
+  SMASH_HD void operator()(int e) const {
+    if (e == 0) p.narrowCount[static_cast<long long>(p.pairCount) * 2 * p.narrowChunks] = 0;  // the scan's total
+    int q, side, first, end, found = 0;
+    if (narrowElement(p, e, q, side, first, end)) {
+      const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
+      const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
+      const float margin = pairMargin(p, A, B);
+      for (int i = first; i < end; ++i) {
+        PairContact<float> c;
+        if (pairContactAt(p, A, B, side, i, margin, c)) ++found;
+      }
+    }
+    p.narrowCount[e] = found;
+  }
+};
+
+/// Per element: writes its points at their scanned places in the pair's slots, unless the pair
+/// has more points than slots.
+struct NarrowChunkScatter {
+  StepParams p;
+  SMASH_HD void operator()(int e) const {
+    int q, side, first, end;
+    if (!narrowElement(p, e, q, side, first, end)) return;
+    const long long pairFirst = static_cast<long long>(q) * 2 * p.narrowChunks;
+    const int total = p.narrowOffset[pairFirst + 2 * p.narrowChunks] - p.narrowOffset[pairFirst];
+    if (total > p.pairContactCapacity || p.narrowCount[e] == 0) return;
+    const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
+    const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
+    const float margin = pairMargin(p, A, B);
+    PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
+    int k = 0;
+    for (int i = first; i < end; ++i) {
+      PairContact<float> c;
+      if (pairContactAt(p, A, B, side, i, margin, c)) slots[k++] = c;
+    }
+  }
+};
+
+/// Per pair: its point count; a pair with more points than slots takes PairContactsOf's path.
+struct NarrowPairTotals {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    const long long pairFirst = static_cast<long long>(q) * 2 * p.narrowChunks;
+    const int total = p.narrowOffset[pairFirst + 2 * p.narrowChunks] - p.narrowOffset[pairFirst];
+    if (total > p.pairContactCapacity) {
+      PairContactsOf{p}(q);
+      return;
+    }
+    p.pairContactCount[q] = total;
+    p.pairDropped[q] = 0;
   }
 };
 
