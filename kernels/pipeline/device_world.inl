@@ -493,9 +493,11 @@ class DeviceWorld final : public World {
       collective("lower bound (bucket starts)", [&] {
         System::lowerBounds(exec(), p.cellKeys, nb, cellBuckets_ + 1, p.cellStart);
       }, 1, cellBuckets_ + 1, (cellBuckets_ + 1) * 4.0 + nb * 4.0);
-      // Bytes: a body's sphere, its 27 buckets' starts and (at two buckets per body, about 2
-      // bodies each from the neighbouring cells) their spheres.
-      const double walk = 16 + 27 * 8.0 + 27 * 2 * (4 + 16 + 16);
+      // Bytes: what a pass must read once — each body's sphere, cell and order, the bucket starts
+      // — and its count. The neighbours' reads are L2 hits: the working set (40 B per body) fits
+      // in L2 up to about a million bodies, and threads in sorted order walk the same cells.
+      // Their latency is the loop term: 27 cells × about 3 bodies.
+      const double walk = 16 + 16 + 4 + (cellBuckets_ + 1.0) * 4 / nb;
       launch("GridPairs (count)", nb, GridPairs{p, false}, nb * (walk + 4), 27 * 3.0);
       // pairsFound has one more entry, always 0, so the scan's last entry is the total.
       collective("scan (pairs per body)", [&] {
@@ -525,13 +527,17 @@ class DeviceWorld final : public World {
         grow(narrowOffset_, static_cast<std::size_t>(elements) + 1);
         p = params();
         const int n = static_cast<int>(elements);
-        const double candidates = 2.0 * static_cast<double>(position_.size()) / nb * pairs;  // ~ both bodies' particles
-        const double sample = 8 * 4.0 + 16;  // the 8 corners of a grid cell, and the rest offset
-        launch("NarrowChunkCounts", n, NarrowChunkCounts{p}, n * (8 + 2 * BD + 4.0) + candidates * sample);
+        // Bytes: a pair's 2 × narrowChunks elements are neighbouring threads reading the same key
+        // and bodies (one DRAM read per pair); each writes a count. The shapes' rest offsets and
+        // baked fields are read by every pair of those shapes and stay in L2 (a scene has a few
+        // shapes), as for PairContactsOf. The scatter adds the scanned offsets and the points.
+        const double pairBytes = pairs * (8 + 2 * BD);
+        launch("NarrowChunkCounts", n, NarrowChunkCounts{p}, pairBytes + n * 4.0);
         collective("scan (pair points per chunk)", [&] {
           System::exclusiveScan(exec(), p.narrowCount, n + 1, p.narrowOffset);
         }, kScanLaunches, n + 1, (n + 1) * 8.0);
-        launch("NarrowChunkScatter", n, NarrowChunkScatter{p}, n * (8 + 2 * BD + 12.0) + candidates * sample);
+        const double points = census_ ? censusSum(narrowCount_, n) : 0;
+        launch("NarrowChunkScatter", n, NarrowChunkScatter{p}, pairBytes + n * (4 + 8.0) + points * PC);
         launch("NarrowPairTotals", pairCount_, NarrowPairTotals{p}, pairs * (8 + 8 + 8.0));
       } else {
         launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),

@@ -666,12 +666,14 @@ struct GridKeys {
 /// Broad phase 2, per body i (after the sort by bucket and the bucket starts): the pairs i owns,
 /// found in the cells within 2 r_i of its centre. Counts them, or (`write`) writes their keys from
 /// pairsOffset[i]; past the capacity, the smallest partners in order. A body so fast that its
-/// cells outnumber the bodies walks the bodies instead.
+/// cells outnumber the bodies walks the bodies instead. Thread s takes the body sorted s-th, so
+/// neighbouring threads walk neighbouring cells (cached reads).
 struct GridPairs {
   StepParams p;
   bool write;
 
-  SMASH_HD void operator()(int i) const {
+  SMASH_HD void operator()(int s) const {
+    const int i = p.sortOrder[s];
     const Float4 si = load4(p.spheres[i]);
     const V3 ci = xyz(si);
     const float ri = si.w;
@@ -720,8 +722,8 @@ struct GridPairs {
         for (int y = y0; y <= y1; ++y)
           for (int z = z0; z <= z1; ++z) {
             const int bucket = cellBucket(x, y, z, p.cellMask);
-            for (int s = p.cellStart[bucket]; s < p.cellStart[bucket + 1]; ++s) {
-              const int j = p.sortOrder[s];
+            for (int t = p.cellStart[bucket]; t < p.cellStart[bucket + 1]; ++t) {
+              const int j = p.sortOrder[t];
               // Buckets are shared by cells: only bodies of this very cell (each found once).
               const Cell cj = p.cells[j];
               if (cj.x != x || cj.y != y || cj.z != z) continue;
