@@ -270,3 +270,59 @@ TEST_CASE("scene: every single-field mutation of the lab scene loads or fails cl
   REQUIRE(rejected > 500);
   REQUIRE(accepted > 10);
 }
+
+namespace {
+
+/// A closed box of extents (x, y, z) as an OBJ, each face with its own four vertices (unwelded,
+/// as some exporters write them), triangles facing out.
+std::string boxObj(double x, double y, double z) {
+  std::ostringstream o;
+  const int faces[6][4][3] = {{{0, 0, 0}, {0, 1, 0}, {1, 1, 0}, {1, 0, 0}}, {{0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}},
+                              {{0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {0, 0, 1}}, {{0, 1, 0}, {0, 1, 1}, {1, 1, 1}, {1, 1, 0}},
+                              {{0, 0, 0}, {0, 0, 1}, {0, 1, 1}, {0, 1, 0}}, {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}, {1, 0, 1}}};
+  for (const auto& f : faces)
+    for (const auto& v : f) o << "v " << v[0] * x << " " << v[1] * y << " " << v[2] * z << "\n";
+  for (int f = 0; f < 6; ++f)
+    o << "f " << 4 * f + 1 << " " << 4 * f + 2 << " " << 4 * f + 3 << "\nf " << 4 * f + 1 << " " << 4 * f + 3 << " "
+      << 4 * f + 4 << "\n";
+  return o.str();
+}
+
+/// Two bodies of one shape made from `obj` (body contacts on unless `contacts` is false).
+Json twoBodies(const std::string& objPath, int resolution, bool contacts = true) {
+  Json j = minimalScene();
+  j["shapes"] = Json::object();
+  j["shapes"]["plate"] = {{"mesh", objPath}, {"sdf_resolution", resolution}};
+  j["bodies"] = Json::parse(R"([{"shape": "plate", "position": [0, 1, 0]}, {"shape": "plate", "position": [0, 2, 0]}])");
+  j["solver"] = {{"body_contacts", contacts}};
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("scene: a body that touches others must be a solid its field can resolve", "[scene][bad-input]") {
+  // An open flat plate (away from the origin, so its signed volume about the origin is not 0 and
+  // the mesh check passes): its field is meaningless — two such plates used to end overlapping.
+  const std::string open = std::filesystem::absolute(
+      test::writeTemp("open_plate.obj", "v 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\nf 1 2 3\nf 1 3 4\n"));
+  requireRejected(twoBodies(open, 64), {"shapes.plate", "not a closed surface", "body_contacts"});
+  // Without body contacts its particles are all that matters: accepted.
+  CHECK(parse(twoBodies(open, 64, false)).shapes.size() == 1);
+  // Closed but 1 mm thick and 1 m wide: a 64-cell field has cells of 1.6 cm.
+  const std::string thin = std::filesystem::absolute(test::writeTemp("thin_plate.obj", boxObj(1, 0.001, 1)));
+  requireRejected(twoBodies(thin, 64), {"shapes.plate", "thick", "sdf_resolution >= 2005", "at most 256", "make the body thicker"});
+  // 10 cm wide and 1 mm thick: 2 V / A = 0.98 mm (the rims count as area), resolvable at 205
+  // cells (the message names it), refused at 64.
+  const std::string small = std::filesystem::absolute(test::writeTemp("small_plate.obj", boxObj(0.1, 0.001, 0.1)));
+  requireRejected(twoBodies(small, 64), {"shapes.plate", "sdf_resolution >= 205"});
+  const Scene ok = parse(twoBodies(small, 256));
+  REQUIRE(ok.shapes[0].sdf);
+  // A closed box written with unwelded vertices (every face its own) is closed: accepted.
+  const std::string box = std::filesystem::absolute(test::writeTemp("split_box.obj", boxObj(0.2, 0.1, 0.3)));
+  CHECK(parse(twoBodies(box, 32)).shapes[0].sdf);
+  // Faces that disagree in orientation do not enclose a volume either.
+  std::string flipped = boxObj(0.2, 0.1, 0.3);
+  flipped.replace(flipped.find("f 1 2 3"), 7, "f 1 3 2");
+  const std::string bad = std::filesystem::absolute(test::writeTemp("flipped_box.obj", flipped));
+  requireRejected(twoBodies(bad, 32), {"shapes.plate", "not a closed surface"});
+}

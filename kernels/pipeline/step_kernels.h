@@ -695,14 +695,15 @@ struct GridPairs {
       } else if (!choose) {
         keys[found++] = key;
       } else if (room > 0) {  // keep the `room` smallest partners, in order (a few: the rare overflow)
+        // For a fixed owner i the key min(i, j)·n + max(i, j) grows with j: compare keys.
         long long at = found;
         if (found < room) {
           ++found;
         } else {
-          if (!(j < pairPartner(i, keys[room - 1]))) return;
+          if (!(key < keys[room - 1])) return;
           at = room - 1;  // j displaces the largest kept
         }
-        while (at > 0 && pairPartner(i, keys[at - 1]) > j) {
+        while (at > 0 && keys[at - 1] > key) {
           keys[at] = keys[at - 1];
           --at;
         }
@@ -715,29 +716,27 @@ struct GridPairs {
     const int y0 = cellCoordinate(ci.y - query, p.cellSize), y1 = cellCoordinate(ci.y + query, p.cellSize);
     const int z0 = cellCoordinate(ci.z - query, p.cellSize), z1 = cellCoordinate(ci.z + query, p.cellSize);
     const double cells = (double(x1) - x0 + 1) * (double(y1) - y0 + 1) * (double(z1) - z0 + 1);
-    if (!(cells <= double(p.bodyCount))) {
-      for (int j = 0; j < p.bodyCount; ++j) consider(j, load4(p.spheres[j]));
-    } else {
-      for (int x = x0; x <= x1; ++x)
-        for (int y = y0; y <= y1; ++y)
-          for (int z = z0; z <= z1; ++z) {
-            const int bucket = cellBucket(x, y, z, p.cellMask);
-            for (int t = p.cellStart[bucket]; t < p.cellStart[bucket + 1]; ++t) {
-              const int j = p.sortOrder[t];
+    // One loop for both walks (one call site of `consider`, so it inlines: no stack on the GPU):
+    // the cells' buckets, or, for a body with more cells than there are bodies, every body once.
+    const bool everyBody = !(cells <= double(p.bodyCount));
+    const int xEnd = everyBody ? x0 : x1, yEnd = everyBody ? y0 : y1, zEnd = everyBody ? z0 : z1;
+    for (int x = x0; x <= xEnd; ++x)
+      for (int y = y0; y <= yEnd; ++y)
+        for (int z = z0; z <= zEnd; ++z) {
+          const int bucket = everyBody ? 0 : cellBucket(x, y, z, p.cellMask);
+          const int begin = everyBody ? 0 : p.cellStart[bucket];
+          const int end = everyBody ? p.bodyCount : p.cellStart[bucket + 1];
+          for (int t = begin; t < end; ++t) {
+            const int j = everyBody ? t : p.sortOrder[t];
+            if (!everyBody) {
               // Buckets are shared by cells: only bodies of this very cell (each found once).
               const Cell cj = p.cells[j];
               if (cj.x != x || cj.y != y || cj.z != z) continue;
-              consider(j, load4(p.spheres[j]));
             }
+            consider(j, load4(p.spheres[j]));
           }
-    }
+        }
     if (!write) p.pairsFound[i] = found;
-  }
-
-  /// The partner of i in a pair key.
-  SMASH_HD int pairPartner(int i, long long key) const {
-    const int a = static_cast<int>(key / p.bodyCount), b = static_cast<int>(key % p.bodyCount);
-    return a == i ? b : a;
   }
 };
 

@@ -1,9 +1,12 @@
 #include "core/mesh.h"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -108,6 +111,53 @@ double surfaceArea(const Mesh& mesh) {
     a += 0.5 * glm::length(glm::cross(p[t[1]] - p[t[0]], p[t[2]] - p[t[0]]));
   }
   return a;
+}
+
+std::size_t openEdges(const Mesh& mesh) {
+  // Weld: one id per distinct position (exporters often split vertices per face).
+  std::map<std::array<double, 3>, int> ids;
+  std::vector<int> weld(mesh.vertices.size());
+  for (std::size_t v = 0; v < mesh.vertices.size(); ++v) {
+    const glm::dvec3& p = mesh.vertices[v];
+    weld[v] = ids.emplace(std::array<double, 3>{p.x, p.y, p.z}, static_cast<int>(ids.size())).first->second;
+  }
+  // Directed edges: each must be cancelled by one in the opposite direction.
+  std::map<std::pair<int, int>, int> balance;
+  for (const auto& t : mesh.triangles)
+    for (int k = 0; k < 3; ++k) {
+      const int a = weld[static_cast<std::size_t>(t[k])], b = weld[static_cast<std::size_t>(t[(k + 1) % 3])];
+      if (a == b) continue;  // a degenerate edge bounds nothing
+      if (a < b) ++balance[{a, b}]; else --balance[{b, a}];
+    }
+  std::size_t open = 0;
+  for (const auto& [edge, count] : balance) open += static_cast<std::size_t>(std::abs(count));
+  return open;
+}
+
+void requireSolid(const Mesh& mesh, int resolution, int maxResolution, const std::string& name) {
+  const std::size_t open = openEdges(mesh);
+  if (open)
+    throw InputError(name + ": the mesh is not a closed surface (" + std::to_string(open) +
+                     " edges bound one face only, or faces disagree in orientation): body contacts read the "
+                     "body's signed distance field, which needs a mesh that encloses a volume — close the "
+                     "mesh, or set solver.body_contacts to false");
+  glm::dvec3 lo = mesh.vertices[0], hi = lo;
+  for (const auto& v : mesh.vertices) {
+    lo = glm::min(lo, v);
+    hi = glm::max(hi, v);
+  }
+  const double longest = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
+  const double thickness = 2.0 * std::fabs(signedVolume(mesh)) / surfaceArea(mesh);
+  const double cell = longest / resolution;
+  if (!(thickness >= 2.0 * cell)) {
+    const double needed = std::ceil(2.0 * longest / thickness);
+    std::ostringstream m;
+    m << name << ": the body is about " << thickness << " thick (2 volume / area) for " << longest
+      << " along its longest side: its signed distance field (sdf_resolution " << resolution << ", cells of "
+      << cell << ") cannot tell inside from outside; it needs sdf_resolution >= " << needed;
+    if (needed > maxResolution) m << " (at most " << maxResolution << "): make the body thicker";
+    throw InputError(m.str());
+  }
 }
 
 void validateMesh(const Mesh& mesh, const std::string& name) {

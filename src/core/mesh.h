@@ -35,6 +35,16 @@ void validateMesh(const Mesh& mesh, const std::string& name);
 
 /// Signed volume by the divergence theorem (positive for outward-facing triangles).
 double signedVolume(const Mesh& mesh);
+
+/// Edges of the surface that no other triangle shares with the opposite orientation, after
+/// welding vertices at equal positions: 0 for a closed, consistently oriented surface.
+std::size_t openEdges(const Mesh& mesh);
+
+/// Refuses a mesh whose baked signed distance field cannot describe it as a solid (body–body
+/// contacts read the field): open surfaces (a flat plate, a sheet), and bodies thinner than two
+/// cells of a field of `resolution` cells along its longest side, estimated as 2 V / A (exact for
+/// a plate). The message names `name`, what is wrong and the sdf_resolution that would do.
+void requireSolid(const Mesh& mesh, int resolution, int maxResolution, const std::string& name);
 double surfaceArea(const Mesh& mesh);
 
 }  // namespace smash

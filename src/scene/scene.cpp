@@ -439,6 +439,7 @@ void bakeShapes(Scene& scene, const std::string& prefix) {
       throw InputError(prefix + "shapes." + shape.name +
                        ": has no mesh to bake a signed distance field from (body contacts need one; "
                        "set solver.body_contacts to false to let bodies pass through each other)");
+    requireSolid(shape.mesh, shape.sdfResolution, kMaxSdfResolution, prefix + "shapes." + shape.name);
     shape.sdf = std::make_shared<const BakedGrid>(
         bakeSdf(shape.mesh, shape.sdfResolution, prefix + "shapes." + shape.name));
   }
