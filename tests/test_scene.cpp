@@ -308,15 +308,36 @@ TEST_CASE("scene: a body that touches others must be a solid its field can resol
   requireRejected(twoBodies(open, 64), {"shapes.plate", "not a closed surface", "body_contacts"});
   // Without body contacts its particles are all that matters: accepted.
   CHECK(parse(twoBodies(open, 64, false)).shapes.size() == 1);
-  // Closed but 1 mm thick and 1 m wide: a 64-cell field has cells of 1.6 cm.
+  // The resolution a refusal names: the smallest that passes (the next one down is refused).
+  auto namedResolution = [&](const std::string& path) {
+    try {
+      parse(twoBodies(path, 64));
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      const std::size_t at = what.find("sdf_resolution >= ");
+      REQUIRE(at != std::string::npos);
+      return std::stoi(what.substr(at + 18));
+    }
+    FAIL("not refused");
+    return 0;
+  };
+  // Closed but 1 mm thick and 1 m wide: a 64-cell field has cells of 1.6 cm; 2 V / A is a hair
+  // under 1 mm (the rims count as area), so about 2,004 cells would do — more than 256.
   const std::string thin = std::filesystem::absolute(test::writeTemp("thin_plate.obj", boxObj(1, 0.001, 1)));
-  requireRejected(twoBodies(thin, 64), {"shapes.plate", "thick", "sdf_resolution >= 2005", "at most 256", "make the body thicker"});
-  // 10 cm wide and 1 mm thick: 2 V / A = 0.98 mm (the rims count as area), resolvable at 205
-  // cells (the message names it), refused at 64.
+  requireRejected(twoBodies(thin, 64), {"shapes.plate", "thick", "at most 256", "make the body thicker"});
+  const int thinNeeds = namedResolution(thin);
+  CHECK(thinNeeds >= 2000);
+  CHECK(thinNeeds <= 2006);
+  // 10 cm wide and 1 mm thick: resolvable at the resolution the message names (about 204), and
+  // refused one below it.
   const std::string small = std::filesystem::absolute(test::writeTemp("small_plate.obj", boxObj(0.1, 0.001, 0.1)));
-  requireRejected(twoBodies(small, 64), {"shapes.plate", "sdf_resolution >= 205"});
-  const Scene ok = parse(twoBodies(small, 256));
+  const int smallNeeds = namedResolution(small);
+  CHECK(smallNeeds >= 200);
+  CHECK(smallNeeds <= 206);
+  const Scene ok = parse(twoBodies(small, smallNeeds));
   REQUIRE(ok.shapes[0].sdf);
+  const std::string named = "sdf_resolution >= " + std::to_string(smallNeeds);
+  requireRejected(twoBodies(small, smallNeeds - 1), {"shapes.plate", named.c_str()});
   // A closed box written with unwelded vertices (every face its own) is closed: accepted.
   const std::string box = std::filesystem::absolute(test::writeTemp("split_box.obj", boxObj(0.2, 0.1, 0.3)));
   CHECK(parse(twoBodies(box, 32)).shapes[0].sdf);

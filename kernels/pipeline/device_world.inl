@@ -518,11 +518,10 @@ class DeviceWorld final : public World {
     });
     const double pairs = pairCount_;
     stage(kNarrowPhase, [&] {
-      if (wideNarrowPhase_) {
+      const long long elements = static_cast<long long>(pairCount_) * 2 * narrowChunks_;
+      if (wideNarrowPhase_ && elements < 0x7fffffff) {
         // One element per (pair, side, chunk) (step_kernels.h "Narrow phase, wide"): counts, a
         // scan that places every point, a scatter; pairs with more points than slots fall back.
-        const long long elements = static_cast<long long>(pairCount_) * 2 * narrowChunks_;
-        if (elements >= 0x7fffffff) throw std::runtime_error("narrow phase: too many (pair, chunk) elements for 32-bit indices");
         grow(narrowCount_, static_cast<std::size_t>(elements) + 1);
         grow(narrowOffset_, static_cast<std::size_t>(elements) + 1);
         p = params();
@@ -539,7 +538,7 @@ class DeviceWorld final : public World {
         const double points = census_ ? censusSum(narrowCount_, n) : 0;
         launch("NarrowChunkScatter", n, NarrowChunkScatter{p}, pairBytes + n * (4 + 8.0) + points * PC);
         launch("NarrowPairTotals", pairCount_, NarrowPairTotals{p}, pairs * (8 + 8 + 8.0));
-      } else {
+      } else {  // the per-body layout (or more elements than 32-bit indices: the same points)
         launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),
                2.0 * static_cast<double>(position_.size()) / nb);
       }

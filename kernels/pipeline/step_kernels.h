@@ -688,7 +688,7 @@ struct GridPairs {
       if (!ownsPair(ri, i, rj, j)) return;
       const float d = ri + rj;
       const V3 gap = ci - xyz(sj);
-      if (glm::dot(gap, gap) > d * d) return;
+      if (!(glm::dot(gap, gap) <= d * d)) return;  // (a NaN centre pairs with nothing)
       const long long key = static_cast<long long>(i < j ? i : j) * p.bodyCount + (i < j ? j : i);
       if (!write) {
         ++found;
@@ -851,8 +851,11 @@ struct NarrowChunkScatter {
     const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
     const float margin = pairMargin(p, A, B);
     PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
+    // Never more than counted, even if a recomputation rounded differently (nvcc may contract
+    // the two kernels' arithmetic differently): the slots past them are another element's.
+    const int counted = p.narrowCount[e];
     int k = 0;
-    for (int i = first; i < end; ++i) {
+    for (int i = first; i < end && k < counted; ++i) {
       PairContact<float> c;
       if (pairContactAt(p, A, B, side, i, margin, c)) slots[k++] = c;
     }

@@ -138,7 +138,8 @@ void requireSolid(const Mesh& mesh, int resolution, int maxResolution, const std
   const std::size_t open = openEdges(mesh);
   if (open)
     throw InputError(name + ": the mesh is not a closed surface (" + std::to_string(open) +
-                     " edges bound one face only, or faces disagree in orientation): body contacts read the "
+                     " edges bound one face only, or faces disagree in orientation; vertices are welded "
+                     "only at exactly equal positions): body contacts read the "
                      "body's signed distance field, which needs a mesh that encloses a volume — close the "
                      "mesh, or set solver.body_contacts to false");
   glm::dvec3 lo = mesh.vertices[0], hi = lo;
@@ -150,7 +151,9 @@ void requireSolid(const Mesh& mesh, int resolution, int maxResolution, const std
   const double thickness = 2.0 * std::fabs(signedVolume(mesh)) / surfaceArea(mesh);
   const double cell = longest / resolution;
   if (!(thickness >= 2.0 * cell)) {
-    const double needed = std::ceil(2.0 * longest / thickness);
+    // The smallest resolution that passes this very test (not a ceil that rounding may tip).
+    double needed = std::max(1.0, std::ceil(2.0 * longest / thickness) - 2.0);
+    while (!(thickness >= 2.0 * (longest / needed)) && needed < 1e9) needed += 1.0;
     std::ostringstream m;
     m << name << ": the body is about " << thickness << " thick (2 volume / area) for " << longest
       << " along its longest side: its signed distance field (sdf_resolution " << resolution << ", cells of "

@@ -296,7 +296,9 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
   // (kernels/pipeline/step_kernels.h, "Broad phase").
   std::vector<std::vector<std::size_t>> owned(n);
   sweepSpheres(centres, reach, [&](std::size_t i, std::size_t j) {
-    const bool iOwns = reach[i] > reach[j] || (reach[i] == reach[j] && i < j);
+    // Compared in float, as the backends do, so that a tie there is a tie here.
+    const float ri = static_cast<float>(reach[i]), rj = static_cast<float>(reach[j]);
+    const bool iOwns = ri > rj || (ri == rj && i < j);
     if (iOwns) owned[i].push_back(j); else owned[j].push_back(i);
   });
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
