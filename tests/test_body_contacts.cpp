@@ -1,4 +1,4 @@
-// Bodies that touch (SPEC §5–7): baked fields, body–body contact physics on the reference and the
+// Bodies that touch (physics.md §5–7): baked fields, body–body contact physics on the reference and the
 // CPU backends, stacks and piles, mesh colliders, and the failure modes (overflow, missing field).
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Contact responses of SPEC §4 and the rigid impulse of SPEC §3, each against its formula's
+// Contact responses of physics.md §4 and the rigid impulse of physics.md §3, each against its formula's
 // defining property.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -43,7 +43,7 @@ TEST_CASE("impulse response: restitution, Coulomb friction, separation", "[math]
   }
 }
 
-TEST_CASE("penalty forces of SPEC section 4", "[math][contact]") {
+TEST_CASE("penalty forces of physics.md section 4", "[math][contact]") {
   const dvec3 n(0, 0, 1), still(0.0);
   PenaltyParams<double> p;
   p.stiffness = 100;

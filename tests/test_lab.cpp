@@ -1,4 +1,4 @@
-// The lab scene (SPEC §8) with both methods: it flies, hits the wall and the ground, bounces with
+// The lab scene (physics.md §8) with both methods: it flies, hits the wall and the ground, bounces with
 // decreasing height and comes to rest on the ground without sinking or passing the wall.
 #include <catch2/catch.hpp>
 
@@ -52,7 +52,7 @@ TEST_CASE("lab bunny: both methods come to rest on the ground", "[reference][lab
   }
 }
 
-TEST_CASE("lab bunny: the literal SPEC section 3 averaged impulse", "[reference][lab]") {
+TEST_CASE("lab bunny: the literal physics.md section 3 averaged impulse", "[reference][lab]") {
   // One impulse per collider at the average of the approaching contact points, as the course
   // lab does. It flies, hits the wall, bounces and loses most of its energy without sinking or
   // crossing the wall, but a single averaged point cannot hold a resting body on several points,

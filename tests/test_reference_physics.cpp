@@ -203,7 +203,7 @@ TEST_CASE("momentum is conserved in free flight without damping", "[reference][p
     requireMomentumConserved(Method::Impulse, boxCorners(dvec3(0.3)));
   }
   SECTION("and, holding L rather than ω (the gyroscopic term), for any body") {
-    // SPEC §3 kept ω constant without torque, which conserves L = Iω only when I is isotropic.
+    // physics.md §3 kept ω constant without torque, which conserves L = Iω only when I is isotropic.
     requireMomentumConserved(Method::Impulse, irregularShape());
   }
 }

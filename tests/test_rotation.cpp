@@ -1,4 +1,4 @@
-// Rotation extraction torture suite (SPEC §2, DESIGN "testing tiers" 1). The oracle is Eigen's
+// Rotation extraction torture suite (physics.md §2, DESIGN "testing tiers" 1). The oracle is Eigen's
 // JacobiSVD: the optimal proper rotation is U diag(1, 1, d) Vᵀ with d = sign(det(U Vᵀ)), and the
 // optimal value of tr(Rᵀ A) is σ1 + σ2 + d σ3.
 #include <Eigen/Dense>
@@ -192,7 +192,7 @@ TEST_CASE("rotation: float instantiation stays a rotation", "[math][rotation][fl
 }
 
 TEST_CASE("rotation: the default fit minimises the matching objective", "[math][rotation][physics]") {
-  // SPEC §2 note: R = rotation part of A_pq minimises Σ m_i ‖c + R r_i − y_i‖²; the seeds'
+  // physics.md §2 note: R = rotation part of A_pq minimises Σ m_i ‖c + R r_i − y_i‖²; the seeds'
   // rotation part of A_pq A_qq⁻¹ does not when the motion is not rigid.
   Random rng(41);
   int seedsWorse = 0;

@@ -34,7 +34,7 @@ void requireRejected(const Json& j, std::initializer_list<const char*> parts) {
 
 }  // namespace
 
-TEST_CASE("scene: the lab scene reproduces SPEC section 8", "[scene]") {
+TEST_CASE("scene: the lab scene reproduces physics.md section 8", "[scene]") {
   Scene s = loadScene(test::sourcePath("scenes/lab_bunny.json"));
   REQUIRE(s.dt == 0.015);
   REQUIRE(s.gravity == glm::dvec3(0, -9.8, 0));

@@ -1,4 +1,4 @@
-// Analytic SDFs (SPEC §5): values at known points and gradients against central differences.
+// Analytic SDFs (physics.md §5): values at known points and gradients against central differences.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>

@@ -1,5 +1,5 @@
-// Particle-versus-SDF contact responses (SPEC §4) and the rigid impulse at a contact point
-// (SPEC §3 step 2).
+// Particle-versus-SDF contact responses (physics.md §4) and the rigid impulse at a contact point
+// (physics.md §3 step 2).
 #pragma once
 
 #include "math/rotation.h"
@@ -8,7 +8,7 @@ namespace smash {
 
 /// Surface material of a contact: restitution μ_N ∈ [0, 1] and Coulomb friction μ_T ≥ 0.
 /// Below `restitutionThreshold` (approach speed, m/s) the contact is treated as inelastic,
-/// as Box2D and PhysX do, so resting contacts do not micro-bounce; 0 gives SPEC §4 exactly.
+/// as Box2D and PhysX do, so resting contacts do not micro-bounce; 0 gives physics.md §4 exactly.
 template <class T>
 struct ContactMaterial {
   T restitution = T(0);
@@ -16,7 +16,7 @@ struct ContactMaterial {
   T restitutionThreshold = T(0);
 };
 
-/// SPEC §4, impulse response of a velocity relative to the surface, with unit normal N.
+/// physics.md §4, impulse response of a velocity relative to the surface, with unit normal N.
 /// Returns the new relative velocity; a separating velocity (v·N >= 0) is returned unchanged.
 ///   v_N = (v·N) N, v_T = v − v_N, v_N' = −μ_N v_N,
 ///   a = max(1 − μ_T (1 + μ_N) ‖v_N‖/‖v_T‖, 0), v_T' = a v_T.
@@ -36,7 +36,7 @@ SMASH_HD Vec3<T> impulseResponse(const Vec3<T>& vRel, const Vec3<T>& n,
 }
 
 enum class ContactModel : int {
-  Impulse = 0,          ///< SPEC §4 impulse (default)
+  Impulse = 0,          ///< physics.md §4 impulse (default)
   PenaltyLinear = 1,    ///< f = −k φ N for φ < 0
   PenaltyBuffered = 2,  ///< f = −k (φ − ε) N for φ < ε
   PenaltyBarrier = 3,   ///< f = ρ N / φ for 0 < φ < ε
@@ -50,11 +50,11 @@ struct PenaltyParams {
   T barrier = T(0);    ///< ρ
 };
 
-/// SPEC §4 penalty force on a particle of mass `mass` at signed distance `phi` with unit normal N,
+/// physics.md §4 penalty force on a particle of mass `mass` at signed distance `phi` with unit normal N,
 /// moving at vRel relative to the surface. Includes the friction of seed 004:
 ///   f_T = −a v_T, a = min(m/dt, μ k |φ| / ‖v_T‖)   (for the barrier, k|φ| is the normal force ρ/φ).
 /// The log barrier is only defined for 0 < φ < ε; once a particle has crossed the surface it feels
-/// nothing (the method's known failure mode, SPEC §4).
+/// nothing (the method's known failure mode, physics.md §4).
 template <class T>
 SMASH_HD Vec3<T> penaltyForce(const PenaltyParams<T>& p, T phi, const Vec3<T>& n,
                               const Vec3<T>& vRel, T mass, T friction, T dt) {
@@ -83,7 +83,7 @@ SMASH_HD Vec3<T> penaltyForce(const PenaltyParams<T>& p, T phi, const Vec3<T>& n
   return f;
 }
 
-/// SPEC §3 step 2: the impulse j that changes the velocity of the body point at world offset
+/// physics.md §3 step 2: the impulse j that changes the velocity of the body point at world offset
 /// rc (from the centre of mass) from vc to vWanted, for a body of mass M and world inverse
 /// inertia Iinv:  K = (1/M)·1 − [rc]× I⁻¹ [rc]×,  j = K⁻¹ (vWanted − vc).
 /// K is symmetric positive definite whenever M > 0, so the inverse exists.

@@ -1,4 +1,4 @@
-// Grid signed distance fields (SPEC §5–6): a shape's reference SDF φ_ref, baked once from its mesh
+// Grid signed distance fields (physics.md §5–6): a shape's reference SDF φ_ref, baked once from its mesh
 // into a dense grid of node values (src/core/sdf_bake.cpp, with OpenVDB), sampled trilinearly.
 //
 // The view is a POD (a pointer into backend memory plus the grid geometry), so it can sit inside a
@@ -60,7 +60,7 @@ SMASH_HD SdfSample<T> sampleGrid(const GridSdfView& g, const Vec3<T>& p) {
   return {phi, grad / len};
 }
 
-/// φ_j of SPEC §6 for a grid in the frame of a body (or a placed collider) with centre c and
+/// φ_j of physics.md §6 for a grid in the frame of a body (or a placed collider) with centre c and
 /// rotation R: φ(x) = φ_ref(Rᵀ (x − c)), gradient R ∇φ_ref.
 template <class T>
 SMASH_HD SdfSample<T> sampleGridPlaced(const GridSdfView& g, const Vec3<T>& centre,

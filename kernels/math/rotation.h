@@ -3,7 +3,7 @@
 // Design note — why Horn's quaternion eigenproblem and not the lab's closed form or Müller's
 // iteration:
 //   The shape-matching step needs the proper rotation R that maximises tr(Rᵀ A) for the 3×3
-//   matrix A = Σ m_i (y_i − c) r_iᵀ (SPEC §2; equivalently the rotation factor of the polar
+//   matrix A = Σ m_i (y_i − c) r_iᵀ (physics.md §2; equivalently the rotation factor of the polar
 //   decomposition with the det-correction of Kabsch). Horn (1987) showed that this R is the
 //   rotation of the unit quaternion q maximising qᵀ N q, where N is a symmetric 4×4 matrix built
 //   linearly from A. The largest eigenvector of a symmetric matrix is found by cyclic Jacobi
@@ -65,7 +65,7 @@ SMASH_HD Mat3<T> rotationMatrix(Quat<T> q) {
   return glm::mat3_cast(q);
 }
 
-/// SPEC §3 step 3: q ← normalize(q + [0, (dt/2)·ω] ⊗ q).
+/// physics.md §3 step 3: q ← normalize(q + [0, (dt/2)·ω] ⊗ q).
 template <class T>
 SMASH_HD Quat<T> integrateOrientation(const Quat<T>& q, const Vec3<T>& omega, T dt) {
   Quat<T> w(T(0), omega.x * (dt / T(2)), omega.y * (dt / T(2)), omega.z * (dt / T(2)));
@@ -306,9 +306,9 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
 /// The impulse method's orientation update in angular momentum form (docs/solver.md, "Impulse
 /// method"): without torque the world angular momentum L = R I_ref Rᵀ ω is what stays constant,
 /// not ω, so ω turns with the body (Euler's equations; the gyroscopic term). L is taken from ω at
-/// the current pose; the orientation moves by the explicit midpoint rule (SPEC's quaternion update
+/// the current pose; the orientation moves by the explicit midpoint rule (the quaternion update of physics.md §3.3
 /// with the ω of L at the half-step pose), and ω is then the ω of L at the new pose. For isotropic
-/// inertia this is SPEC's update with ω constant. `inertia` is I_ref, `inertiaInverse` its
+/// inertia this is physics.md §3.3's update with ω constant. `inertia` is I_ref, `inertiaInverse` its
 /// (pseudo-)inverse.
 ///
 /// "The ω of L at pose R" is computed as a correction of the current ω, ω + I(R)⁻¹ (L − I(R) ω):

@@ -1,4 +1,4 @@
-// Analytic signed distance fields of the static colliders (SPEC §5).
+// Analytic signed distance fields of the static colliders (physics.md §5).
 //
 // φ(x) is the distance to the surface, negative inside the solid; `gradient` is ∇φ, a unit vector
 // wherever φ is differentiable. On the medial set (centre of a sphere, a box's diagonal planes)
@@ -113,7 +113,7 @@ SMASH_HD T lipschitzSlack(const Collider<T>& c) {
   return c.type == ColliderType::Mesh ? T(2) * T(c.grid.cell) : T(0);
 }
 
-/// Union of colliders: the minimum φ (SPEC §5), with the gradient of the closest one.
+/// Union of colliders: the minimum φ (physics.md §5), with the gradient of the closest one.
 template <class T>
 SMASH_HD SdfSample<T> sdfUnion(const Collider<T>* colliders, int count, const Vec3<T>& x) {
   SdfSample<T> best{T(1e30), Vec3<T>(T(0), T(1), T(0))};

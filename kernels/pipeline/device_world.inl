@@ -265,7 +265,7 @@ class DeviceWorld final : public World {
     while (z.bodyContacts && z.cellBuckets < 2 * z.bodies) z.cellBuckets *= 2;
     // The per-particle strategy resolves collider contacts wide (SolveColliderContacts and the
     // push-out passes) wherever resolveBodyContacts would run after the pose update with
-    // sequential impulses; the averaged solver and SPEC's contacts-before-the-move order of the
+    // sequential impulses; the averaged solver and physics.md §3's contacts-before-the-move order of the
     // impulse method stay per body.
     z.wideColliderContacts = strategy == StepStrategy::PerParticle && !z.bodyContacts &&
                              solver.contact == ContactModel::Impulse &&
@@ -477,7 +477,7 @@ class DeviceWorld final : public World {
     });
   }
 
-  /// SPEC §6–7 (see the functors in step_kernels.h). The only host read of a step is here: the
+  /// physics.md §6–7 (see the functors in step_kernels.h). The only host read of a step is here: the
   /// number of candidate pairs, to size this step's pair passes.
   void bodyContactPhase() {
     const int nb = static_cast<int>(bodies_.size());

@@ -69,7 +69,7 @@ struct BodyData {
   V3 angularVelocity;
 };
 
-/// Sums a body's particles contribute to matching (SPEC §2.4) and to its momentum.
+/// Sums a body's particles contribute to matching (physics.md §2.4) and to its momentum.
 struct MatchSums {
   V3 my;   // Σ m (y − p0), p0 = the body's centre at the start of the step
   M3 myr;  // Σ m (y − p0) rᵀ  (= A_pq, since Σ m r = 0)
@@ -134,7 +134,7 @@ struct StepParams {
   int* pushGate = nullptr;            // (nbody) tested against the pass's current collider
   int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished
   int* pushMoved = nullptr;           // (nbody) moved in the current pass
-  // bodies that touch (SPEC §6–7); see "Body–body contact" below
+  // bodies that touch (physics.md §6–7); see "Body–body contact" below
   bool deferContacts = false;      // the per-body step stops at the predicted pose
   bool colliderContacts = true;    // body-level collider contacts are part of the step
   bool bodyContacts = false;       // the scene's bodies collide with each other
@@ -192,7 +192,7 @@ SMASH_HD M3 worldInverseInertia(const StepParams& p, const BodyData& b) {
 // called both by the per-particle functors (lookups from the particle index) and by the fused
 // per-body loop (lookups hoisted out of the loop), so both strategies compute the same bits.
 
-/// SPEC §2 steps 1–2: integrate (gravity, penalty forces, damping), then the per-particle
+/// physics.md §2 steps 1–2: integrate (gravity, penalty forces, damping), then the per-particle
 /// impulse against colliders the particle is inside (deeper than the slop).
 SMASH_HD V3 integrateVelocity(const StepParams& p, const BodyData& b, float m, const V3& x, V3 v) {
   V3 f(0.0f);
@@ -231,7 +231,7 @@ constexpr int kMatchChunk = 32;
 
 SMASH_HD MatchSums zeroMatchSums() { return {V3(0.0f), M3(0.0f), V3(0.0f), V3(0.0f)}; }
 
-/// Level 1, one thread per chunk, fused with integration (SPEC §2 steps 1–4): each particle of
+/// Level 1, one thread per chunk, fused with integration (physics.md §2 steps 1–4): each particle of
 /// the chunk (p.chunkFirst[c] on, up to kMatchChunk or its body's end) is integrated and added to
 /// the chunk's sums, in particle order. One read of x and v per particle and no write: only the
 /// sums need the integrated velocity, and the projection overwrites v. With the projection's
@@ -330,7 +330,7 @@ SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& star
 /// A body's collider contacts through the one contact solver (math/contact_solver.h): the body
 /// alone against static colliders. `moved`: the pose has already moved this step (contacts after
 /// the move, the default, and every deferred contact phase), and then moves with the velocity
-/// change; before the move (the impulse method in SPEC's order) the position update that follows
+/// change; before the move (the impulse method in physics.md §3's order) the position update that follows
 /// uses the new velocities.
 SMASH_HD void solveColliderContacts(const StepParams& p, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved) {
@@ -347,7 +347,7 @@ struct RestOffsets {
   SMASH_HD V3 operator()(int i) const { return xyz(load4(rest[i])); }
 };
 
-/// SPEC §3 step 2 literally, for the `count` contacts of one collider.
+/// physics.md §3 step 2 literally, for the `count` contacts of one collider.
 SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlot* c, int count) {
   const ShapeData& shape = p.shapes[b.shape];
   V3 sumR(0.0f), sumN(0.0f);
@@ -592,7 +592,7 @@ SMASH_HD void watchBody(const StepParams& p, int bodyIndex, const BodyData& befo
 }
 
 // ---------------------------------------------------------------------------------------------
-// Body–body contact (SPEC §6–7), the twin of ReferenceWorld::resolveAllContacts: every body is
+// Body–body contact (physics.md §6–7), the twin of ReferenceWorld::resolveAllContacts: every body is
 // at its predicted pose; broad phase, narrow phase, one solve over all pairs and colliders by
 // mass splitting with warm starting, pose correction and push-out. Each functor is one pass over
 // bodies or pairs; device_world.inl strings them together.
@@ -1094,7 +1094,7 @@ struct WatchBodies {
 // ---------------------------------------------------------------------------------------------
 // Per body.
 
-/// Shape matching, SPEC §2 steps 4–6: centre, rotation, momentum-carrying velocities, contacts.
+/// Shape matching, physics.md §2 steps 4–6: centre, rotation, momentum-carrying velocities, contacts.
 struct MatchBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
@@ -1127,7 +1127,7 @@ struct MatchBodies {
   }
 };
 
-/// The rigid-body impulse method, SPEC §3, entirely per body.
+/// The rigid-body impulse method, physics.md §3, entirely per body.
 struct ImpulseBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
@@ -1161,7 +1161,7 @@ struct ImpulseBodies {
   }
 };
 
-/// SPEC §2 step 5 for every method: particles onto the rigid pose, rigid velocity field.
+/// physics.md §2 step 5 for every method: particles onto the rigid pose, rigid velocity field.
 SMASH_HD void projectParticle(const BodyData& b, const V3& rest, Float4& x, Float4& v) {
   const V3 r = b.rotation * rest;
   x = Float4(b.centre + r, 0.0f);

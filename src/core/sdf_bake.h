@@ -1,4 +1,4 @@
-// Baking a mesh's signed distance field into a dense grid (SPEC §5–6), once per shape at load.
+// Baking a mesh's signed distance field into a dense grid (physics.md §5–6), once per shape at load.
 //
 // OpenVDB (Debian's libopenvdb-dev) computes the distances: meshToSignedDistanceField with an
 // interior band as wide as the grid, so the field holds true distances all the way to the medial

@@ -1,4 +1,4 @@
-// Shapes: the rest data shared by every body instance of one particle cloud (SPEC §1).
+// Shapes: the rest data shared by every body instance of one particle cloud (physics.md §1).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@ struct ShapeOptions {
   Sampling sampling = Sampling::Vertices;
   int sampleCount = 0;        ///< Surface sampling: number of particles
   std::uint64_t seed = 1;     ///< Surface sampling: random seed
-  double particleMass = 1.0;  ///< mass of every particle (SPEC §8: unit mass per vertex)
+  double particleMass = 1.0;  ///< mass of every particle (physics.md §8: unit mass per vertex)
 };
 
 /// Rest data of one shape. Everything is expressed in the body frame, whose origin is the
@@ -38,7 +38,7 @@ struct Shape {
   glm::dmat3 inertiaInverse{0.0}; ///< pseudo-inverse: degenerate axes get infinite inertia
   double boundingRadius = 0;      ///< max ‖r_i‖
   glm::dvec3 meshOffset{0.0};     ///< the (scaled) mesh point that became the body origin
-  /// φ_ref in the body frame (SPEC §6), baked from `mesh` when bodies can touch; shared by copies.
+  /// φ_ref in the body frame (physics.md §6), baked from `mesh` when bodies can touch; shared by copies.
   std::shared_ptr<const BakedGrid> sdf;
   int sdfResolution = 32;  ///< cells along the longest side when baked (scene option)
 };

@@ -1,4 +1,4 @@
-// Sort and sweep over spheres (SPEC §7) on the host: the reference's broad phase and the
+// Sort and sweep over spheres (physics.md §7) on the host: the reference's broad phase and the
 // body–body penetration measurement share it. The backends find the same pairs with a uniform
 // grid (kernels/pipeline/step_kernels.h, "Broad phase"); the order of the visit does not matter.
 #pragma once

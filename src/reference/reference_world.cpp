@@ -117,7 +117,7 @@ void ReferenceWorld::writeParticlesFromBody(std::size_t b) {
   }
 }
 
-// SPEC §2. Per-particle state x_i, v_i; per-body c, R.
+// physics.md §2. Per-particle state x_i, v_i; per-body c, R.
 void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const std::size_t n = shape.rest.size(), off = particleOffset_[b];
@@ -138,7 +138,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
     v = (v + h * (scene_.gravity + f / shape.mass[i])) * scene_.linearDamping;
   }
 
-  // 2. Collide before matching: per-particle impulse (SPEC §4) on v_i for φ(x_i) < 0.
+  // 2. Collide before matching: per-particle impulse (physics.md §4) on v_i for φ(x_i) < 0.
   if (solver.contact == ContactModel::Impulse)
     for (std::size_t i = 0; i < n; ++i)
       for (const auto& collider : scene_.colliders) {
@@ -155,7 +155,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   }
 
   // 3. Predict: y_i = x_i + h v_i, kept relative to the reference point p0 = current centre
-  //    (SPEC §2 numerics: no world-coordinate cancellation for bodies far from the origin). The
+  //    (physics.md §2 numerics: no world-coordinate cancellation for bodies far from the origin). The
   //    prediction is rotation aware: offsets turn by the body's turn exp(h ω½) (the ω of the held
   //    angular momentum at the half-step pose) instead of moving along the chord h ω × (x − p0),
   //    which turned a body by atan(|ω| h) per step; added to A_pq below (math/rotation.h).
@@ -180,7 +180,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   body.centre = p0 + cRel;
 
   // 5. Project: x_i = c + R r_i. Velocities: the rigid field that carries the particles'
-  //    linear and angular momentum, v_i = P/M + ω × R r_i with ω = I(R)⁻¹ L. SPEC writes
+  //    linear and angular momentum, v_i = P/M + ω × R r_i with ω = I(R)⁻¹ L. physics.md §3 writes
   //    v_i = (x_i' − x_i)/h; that chord velocity loses angular momentum at O((ω h)²) per step,
   //    this one conserves P and L exactly in free flight (see docs/solver.md).
   body.velocity = P / shape.totalMass;
@@ -192,7 +192,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   writeParticlesFromBody(b);
 }
 
-// SPEC §3. Body state only; particles are written from it for output.
+// physics.md §3. Body state only; particles are written from it for output.
 void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const SolverSettings& solver = scene_.solver;
@@ -218,14 +218,14 @@ void ReferenceWorld::stepImpulse(std::size_t b, double h, bool contactsNow) {
   body.velocity = (body.velocity + h * (scene_.gravity + F / shape.totalMass)) * scene_.linearDamping;
   body.angularVelocity = body.angularVelocity * scene_.angularDamping + h * (worldInverseInertia(b) * tau);
 
-  // 2. Collision: averaged impulse and push-out by the deepest point. SPEC §3 resolves contacts
+  // 2. Collision: averaged impulse and push-out by the deepest point. physics.md §3 resolves contacts
   //    here, before the position update; with collide_after (the default) they are resolved once,
   //    after it instead, so that no particle ends the step inside a collider. Measured on the lab
   //    scene, the literal order leaves a resting bunny rocking (docs/solver.md).
   const bool contactsAfter = solver.collideAfter;
   if (contactsNow && solver.contact == ContactModel::Impulse && !contactsAfter) resolveBodyContacts(b, start, false);
 
-  // 3. Positions: x ← x + h v; the orientation by SPEC's q ← normalize(q + [0, h/2 ω] ⊗ q) in
+  // 3. Positions: x ← x + h v; the orientation by physics.md §3.3's q ← normalize(q + [0, h/2 ω] ⊗ q) in
   //    angular momentum form: L = I(R) ω is held and ω = I(R)⁻¹ L follows the body (Euler's
   //    equations, the gyroscopic term; math/rotation.h rotateWithMomentum).
   body.centre += h * body.velocity;
@@ -241,7 +241,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   // Velocities. The sequential solver takes the contacts of all colliders together, so a body
   // in a wedge (floor and wall, floor and sphere) is solved against both at once: the one contact
   // solver (math/contact_solver.h) with the colliders as a static body. The averaged impulse of
-  // SPEC §3 goes collider by collider, as the lab does per plane.
+  // physics.md §3 goes collider by collider, as the lab does per plane.
   std::vector<PairContact<double>> contacts;
   if (scene_.solver.contactSolver == ContactSolver::Sequential) {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
@@ -267,7 +267,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   pushOut(b);
 }
 
-// ---- Bodies that touch (SPEC §6–7) ----------------------------------------------------------
+// ---- Bodies that touch (physics.md §6–7) ----------------------------------------------------------
 
 // How far a body's points can move in one step at its current velocities: h (|v| + |ω| r). Pairs
 // look for contacts this much farther out (speculative contacts: a pair closing fast is caught
@@ -316,7 +316,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
 }
 
 void ReferenceWorld::gatherPairContacts(Pair& pair) {
-  // SPEC §6: every particle of one body against φ of the other, φ_j(x) = φ_ref_j(R_jᵀ(x − c_j)),
+  // physics.md §6: every particle of one body against φ of the other, φ_j(x) = φ_ref_j(R_jᵀ(x − c_j)),
   // first a's particles in b's field, then b's in a's. The normal points from b towards a.
   const double margin = contactMargin() + speculative(pair.a) + speculative(pair.b);
   const int capacity = scene_.solver.maxContactsPerPair;
@@ -529,7 +529,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
 void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
                                     std::vector<PairContact<double>>& contacts) {
   const Collider<double>& collider = scene_.colliders[static_cast<std::size_t>(colliderIndex)];
-  // Contacts: particles within the contact margin of the surface (SPEC §4, "φ < ε with a
+  // Contacts: particles within the contact margin of the surface (physics.md §4, "φ < ε with a
   // buffer"), so that all the points a resting body stands on take part, not only the one that
   // dipped below the surface this step.
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
@@ -560,7 +560,7 @@ void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
   }
 }
 
-// Positions: "move the body out" (SPEC §3) along the normal of its deepest point, collider by
+// Positions: "move the body out" (physics.md §3) along the normal of its deepest point, collider by
 // collider. A push out of one collider can push into another (a wedge); a few passes settle
 // that. Planes at right angles need one. The same passes as every backend's.
 void ReferenceWorld::pushOut(std::size_t b) {
@@ -571,8 +571,8 @@ void ReferenceWorld::pushOut(std::size_t b) {
                      static_cast<int>(shape.rest.size()), shape.boundingRadius);
 }
 
-// SPEC §3 step 2, literally: one virtual contact point r_c, the average of the approaching
-// contacts, and the impulse that gives it the velocity of the SPEC §4 response.
+// physics.md §3 step 2, literally: one virtual contact point r_c, the average of the approaching
+// contacts, and the impulse that gives it the velocity of the physics.md §4 response.
 void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   BodyState& body = bodies_[b];

@@ -1,4 +1,4 @@
-// The CPU reference: serial, double precision, written to be read next to SPEC.md.
+// The CPU reference: serial, double precision, written to be read next to docs/physics.md.
 //
 // It is the oracle every fast backend is compared against, so clarity beats speed here. It shares
 // with the fast path only the unit-tested math primitives of kernels/math (rotation extraction,
@@ -7,7 +7,7 @@
 //
 // Both course methods keep the same body state (centre c, rotation R, linear velocity v, angular
 // velocity ω); the shape-matching method additionally keeps per-particle positions and velocities,
-// which are what SPEC §2 integrates.
+// which are what physics.md §2 integrates.
 #pragma once
 
 #include <cstdint>
@@ -74,7 +74,7 @@ class ReferenceWorld {
   // `contactsNow` false: leave the body at its predicted pose for the body–body phase.
   void stepShapeMatching(std::size_t b, double h, bool contactsNow);
   void stepImpulse(std::size_t b, double h, bool contactsNow);
-  /// SPEC §6–7 for every body at once: broad phase, contact points of each pair, one solve of all
+  /// physics.md §6–7 for every body at once: broad phase, contact points of each pair, one solve of all
   /// pairs and colliders by mass splitting, push-out; bodies no pair touches take the
   /// single-body path (resolveBodyContacts).
   void resolveAllContacts(const std::vector<BodyState>& start);

@@ -29,7 +29,7 @@ StepObservation observeParticles(std::int64_t step, const std::vector<glm::dvec3
                                  const std::vector<glm::dvec3>& velocities,
                                  const std::vector<Collider<double>>& colliders);
 
-/// The deepest point of any body inside another (SPEC §6): every particle of every body against
+/// The deepest point of any body inside another (physics.md §6): every particle of every body against
 /// the baked field of every other body whose bounding sphere it is in (sort and sweep over the
 /// bodies' spheres; double arithmetic on the float grids). Bodies are given by pose; any solver's
 /// poses can be measured, smash's or a peer's. `relative` is depth over the diameter (twice the

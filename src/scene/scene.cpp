@@ -570,7 +570,7 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
       if (!s.aqqInvertible)
         throw InputError(file + ": solver.rotation: 'seeds' needs A_qq invertible, but the "
                          "particles of shape '" + s.name + "' do not span 3D");
-  // Body–body contact needs every shape's φ_ref (SPEC §6): bake the shapes bodies use.
+  // Body–body contact needs every shape's φ_ref (physics.md §6): bake the shapes bodies use.
   if (bakeFields && scene.solver.bodyContacts && scene.bodies.size() > 1) bakeShapes(scene, file + ": ");
   return scene;
 }

@@ -22,7 +22,7 @@ enum class Method { ShapeMatching, Impulse };
 /// How a body's contacts with one collider become an impulse on the body.
 enum class ContactSolver {
   Sequential,  ///< per-point impulses, Gauss–Seidel with clamped accumulation (default)
-  Averaged,    ///< SPEC §3 literally: one impulse at the average of the approaching points
+  Averaged,    ///< physics.md §3 literally: one impulse at the average of the approaching points
 };
 enum class RotationFit {
   Optimal,  ///< R = rotation part of A_pq (default; minimises the matching objective)
@@ -32,7 +32,7 @@ enum class RotationFit {
 struct SolverSettings {
   Method method = Method::ShapeMatching;
   RotationFit rotation = RotationFit::Optimal;
-  bool collideAfter = true;  ///< second contact pass at the end of the step (SPEC §2.6)
+  bool collideAfter = true;  ///< second contact pass at the end of the step (physics.md §2.6)
   ContactModel contact = ContactModel::Impulse;
   PenaltyParams<double> penalty;  ///< used when contact is one of the penalty models
   double restitutionThreshold = 0.0;
@@ -40,7 +40,7 @@ struct SolverSettings {
   /// (2|g|h², the distance a resting body sinks in one step).
   double contactMargin = -1.0;
   ContactSolver contactSolver = ContactSolver::Sequential;
-  /// A particle counts as inside a collider for SPEC §2.2's per-particle impulse (and for the
+  /// A particle counts as inside a collider for physics.md §2.2's per-particle impulse (and for the
   /// averaged solver) only when deeper than this. Push-out leaves the deepest particle exactly on
   /// the surface, where the sign of φ is decided by rounding; without a slop that coin flip
   /// reflects one particle's velocity or not, differently in float and double.
@@ -51,7 +51,7 @@ struct SolverSettings {
   /// in the order found, and the rest are counted as overflow. Same rule on every backend and
   /// in the reference, so it is part of the algorithm; the buffer is sized from it up front.
   int maxContactsPerBody = 256;
-  /// Bodies collide with each other (SPEC §6): each shape's mesh is baked into a grid SDF when a
+  /// Bodies collide with each other (physics.md §6): each shape's mesh is baked into a grid SDF when a
   /// scene has more than one body.
   bool bodyContacts = true;
   /// Broad-phase candidate pairs the buffer holds, per body (sized up front; overflow counted).
@@ -113,8 +113,8 @@ struct Scene {
   int substeps = 1;
   int frames = 100;
   glm::dvec3 gravity{0, -9.8, 0};
-  double linearDamping = 1.0;   ///< α of SPEC §2.1 / §3.1 (linear_decay)
-  double angularDamping = 1.0;  ///< angular_decay of SPEC §3.1
+  double linearDamping = 1.0;   ///< α of physics.md §2.1 / §3.1 (linear_decay)
+  double angularDamping = 1.0;  ///< angular_decay of physics.md §3.1
   SolverSettings solver;
   std::vector<Material> materials;
   std::vector<Collider<double>> colliders;
