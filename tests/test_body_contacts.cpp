@@ -43,14 +43,6 @@ glm::dvec3 momentum(const std::vector<BodyPose>& poses, double mass) {
   return p;
 }
 
-std::vector<BodyPose> posesOf(const ReferenceWorld& w) {
-  std::vector<BodyPose> out;
-  for (std::size_t b = 0; b < w.bodyCount(); ++b)
-    out.push_back({glm::vec3(w.body(b).centre), glm::quat(w.orientation(b)),
-                   glm::vec3(w.body(b).velocity), glm::vec3(w.body(b).angularVelocity)});
-  return out;
-}
-
 /// Runs `steps` on the reference or a backend and returns the poses after each step.
 std::vector<std::vector<BodyPose>> trajectory(const Scene& scene, const std::string& backend, int steps) {
   std::vector<std::vector<BodyPose>> out;
@@ -58,7 +50,7 @@ std::vector<std::vector<BodyPose>> trajectory(const Scene& scene, const std::str
     ReferenceWorld w(scene);
     for (int n = 0; n < steps; ++n) {
       w.step();
-      out.push_back(posesOf(w));
+      out.push_back(w.poses());
     }
   } else {
     auto w = World::create(parseBackend(backend), scene);

@@ -85,16 +85,6 @@ Deviation compare(World& world, const ReferenceWorld& ref) {
   return d;
 }
 
-std::vector<BodyPose> referencePoses(const ReferenceWorld& ref) {
-  std::vector<BodyPose> poses;
-  for (std::size_t b = 0; b < ref.bodyCount(); ++b) {
-    const BodyState& r = ref.body(b);
-    poses.push_back({glm::vec3(r.centre), glm::quat(ref.orientation(b)), glm::vec3(r.velocity),
-                     glm::vec3(r.angularVelocity)});
-  }
-  return poses;
-}
-
 struct ParityCase {
   std::vector<int> shapeSizes;
   int bodies;
@@ -128,7 +118,7 @@ TEST_CASE("world: every step matches the reference from the same state", "[world
           Deviation worst;
           int contactSteps = 0;
           for (int n = 0; n < 120; ++n) {
-            world->setPoses(referencePoses(ref));
+            world->setPoses(ref.poses());
             world->step();
             ref.step();
             worst.merge(compare(*world, ref));
@@ -210,7 +200,7 @@ TEST_CASE("world: the lab bunny matches the reference, step by step and over the
       double injectedCentre = 0, injectedRotation = 0;
       const double radius = radiusOf(ref, 0);
       for (int n = 0; n < 200; ++n) {
-        stepped->setPoses(referencePoses(ref));
+        stepped->setPoses(ref.poses());
         stepped->step();
         free->step();
         ref.step();

@@ -624,6 +624,29 @@ glm::dquat ReferenceWorld::orientation(std::size_t b) const {
   return quaternionFromRotation(bodies_[b].rotation);
 }
 
+std::vector<BodyPose> ReferenceWorld::poses() const {
+  std::vector<BodyPose> out;
+  out.reserve(bodies_.size());
+  for (std::size_t b = 0; b < bodies_.size(); ++b)
+    out.push_back({glm::vec3(bodies_[b].centre), glm::quat(orientation(b)), glm::vec3(bodies_[b].velocity),
+                   glm::vec3(bodies_[b].angularVelocity)});
+  return out;
+}
+
+std::vector<glm::vec3> ReferenceWorld::particlePositions() const {
+  std::vector<glm::vec3> out;
+  for (std::size_t b = 0; b < bodies_.size(); ++b)
+    for (const glm::dvec3& x : particlePositions(b)) out.emplace_back(x);
+  return out;
+}
+
+std::vector<glm::vec3> ReferenceWorld::particleVelocities() const {
+  std::vector<glm::vec3> out;
+  for (std::size_t b = 0; b < bodies_.size(); ++b)
+    for (const glm::dvec3& v : particleVelocities(b)) out.emplace_back(v);
+  return out;
+}
+
 std::vector<glm::dvec3> ReferenceWorld::particlePositions(std::size_t b) const {
   return {x_.begin() + particleOffset_[b], x_.begin() + particleOffset_[b + 1]};
 }

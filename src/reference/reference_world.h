@@ -18,6 +18,7 @@
 #include "math/watchdog.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
+#include "world/world.h"
 
 namespace smash {
 
@@ -43,6 +44,12 @@ class ReferenceWorld {
   std::size_t bodyCount() const { return bodies_.size(); }
   const BodyState& body(std::size_t b) const { return bodies_[b]; }
   glm::dquat orientation(std::size_t b) const;
+
+  /// World's read interface (world/world.h), so the tests and tools read either the same way:
+  /// every body's pose and velocities, every particle's position and velocity, in float.
+  std::vector<BodyPose> poses() const;
+  std::vector<glm::vec3> particlePositions() const;
+  std::vector<glm::vec3> particleVelocities() const;
 
   /// World positions / velocities of the particles of body b.
   std::vector<glm::dvec3> particlePositions(std::size_t b) const;
