@@ -258,6 +258,24 @@ TEST_CASE("world: the CPP backend is bitwise repeatable", "[world][determinism]"
   REQUIRE(std::memcmp(va.data(), vb.data(), va.size() * sizeof(glm::vec3)) == 0);
 }
 
+namespace {
+
+/// Steps a scene on the serial backend in both layouts and requires the same saved state to the
+/// bit; returns the per-particle world.
+std::unique_ptr<World> stepBothLayouts(const Scene& scene, int steps) {
+  auto a = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
+  auto b = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
+  for (int n = 0; n < steps; ++n) {
+    a->step();
+    b->step();
+  }
+  const bool same = a->saveState() == b->saveState();  // (not in the REQUIRE: megabytes to print)
+  REQUIRE(same);
+  return b;
+}
+
+}  // namespace
+
 TEST_CASE("world: both step strategies compute the same step", "[world][determinism]") {
   // Same per-element functions and, on the serial backend, the same summation order: the
   // per-body and per-particle layouts must agree to the bit — including the wide collider
@@ -268,13 +286,7 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
       INFO(methodName(method) << ", max_contacts_per_body " << capacity);
       Scene scene = test::parityScene(shapesFor(kCases[3], 11), 1000, 11, method);
       scene.solver.maxContactsPerBody = capacity;
-      auto a = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
-      auto b = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
-      for (int n = 0; n < 100; ++n) {
-        a->step();
-        b->step();
-      }
-      REQUIRE(a->saveState() == b->saveState());
+      const auto b = stepBothLayouts(scene, 100);
       if (capacity == 3) CHECK(b->contactOverflow() > 0);
     }
   // A mesh collider (the bowl's baked field) and the lab bunny on its ground and wall.
@@ -282,13 +294,7 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
     INFO(file);
     Scene scene = loadScene(test::sourcePath(std::string("scenes/") + file));
     scene.solver.bodyContacts = false;
-    auto a = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
-    auto b = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
-    for (int n = 0; n < 120; ++n) {
-      a->step();
-      b->step();
-    }
-    REQUIRE(a->saveState() == b->saveState());
+    stepBothLayouts(scene, 120);
   }
   // Bodies that touch: the per-particle layout's narrow phase is one element per (pair, side,
   // chunk) with a scan and a scatter; it must find PairContactsOf's points in its order, also
@@ -297,16 +303,9 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
     INFO("pile_100, max_contacts_per_pair " << perPair);
     Scene scene = loadScene(test::sourcePath("scenes/pile_100.json"));
     scene.solver.maxContactsPerPair = perPair;
-    auto a = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
-    auto b = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
-    for (int n = 0; n < 150; ++n) {
-      a->step();
-      b->step();
-    }
+    const auto b = stepBothLayouts(scene, 150);
     CHECK(b->touchingPairs() > 50);
     if (perPair == 3) CHECK(b->contactOverflow() > 0);
-    const bool same = a->saveState() == b->saveState();  // (not in the REQUIRE: megabytes to print)
-    REQUIRE(same);
   }
 }
 

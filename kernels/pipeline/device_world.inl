@@ -218,10 +218,7 @@ class DeviceWorld final : public World {
     // Grid cells twice the largest bounding radius plus the margin: a body at rest walks 27.
     double largest = 0;
     for (const Shape& s : scene.shapes) largest = std::max(largest, s.boundingRadius);
-    const SolverSettings& settings = scene.solver;
-    const double margin = settings.contactMargin >= 0 ? settings.contactMargin
-                                                      : 2.0 * glm::length(scene.gravity) * scene.stepDt() * scene.stepDt();
-    cellSize_ = static_cast<float>(2.0 * (largest + margin));
+    cellSize_ = static_cast<float>(2.0 * (largest + scene.contactMargin()));
     if (!(cellSize_ > 0.0f)) cellSize_ = 1.0f;
     fillAll(previousColliderCount_, 0);
     stageSeconds_.assign(kStageNames.size(), 0.0);
@@ -649,9 +646,7 @@ class DeviceWorld final : public World {
       const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
       thrust::host_vector<ContactSlot> contacts = previousContacts_;
       thrust::host_vector<int> counts = previousColliderCount_;
-      for (std::size_t b = 0; b < counts.size(); ++b)
-        for (std::size_t k = static_cast<std::size_t>(std::max(counts[b], 0)); k < perBody; ++k)
-          contacts[b * perBody + k] = ContactSlot{};
+      zeroPastCounts(contacts, counts, counts.size(), perBody);
       append(out, contacts.data(), contacts.size());
       append(out, counts.data(), counts.size());
       const std::size_t pairs = static_cast<std::size_t>(previousPairCount_);
@@ -662,9 +657,7 @@ class DeviceWorld final : public World {
                                                       previousPairContacts_.begin() + static_cast<std::ptrdiff_t>(pairs * perPair));
         thrust::host_vector<int> pairCounts(previousPairContactCount_.begin(),
                                             previousPairContactCount_.begin() + static_cast<std::ptrdiff_t>(pairs));
-        for (std::size_t q = 0; q < pairs; ++q)
-          for (std::size_t k = static_cast<std::size_t>(std::max(pairCounts[q], 0)); k < perPair; ++k)
-            slots[q * perPair + k] = PairContact<float>{};
+        zeroPastCounts(slots, pairCounts, pairs, perPair);
         append(out, slots.data(), slots.size());
       }
     }
@@ -861,8 +854,7 @@ class DeviceWorld final : public World {
     p.linearDamping = static_cast<float>(scene_.linearDamping);
     p.angularDamping = static_cast<float>(scene_.angularDamping);
     p.restitutionThreshold = static_cast<float>(s.restitutionThreshold);
-    p.contactMargin = static_cast<float>(
-        s.contactMargin >= 0 ? s.contactMargin : 2.0 * glm::length(scene_.gravity) * h * h);
+    p.contactMargin = static_cast<float>(scene_.contactMargin());
     p.contactIterations = s.contactIterations;
     p.penetrationSlop = static_cast<float>(s.penetrationSlop);
     p.seedsRotation = s.rotation == RotationFit::Seeds;
@@ -1020,6 +1012,14 @@ class DeviceWorld final : public World {
   template <class T>
   static void grow(Vector<T>& v, std::size_t n) {
     if (v.size() < n) v.resize(n + n / 2 + 16);
+  }
+
+  /// Clears the slots of each of `groups` groups of `perGroup` past its count (saveState).
+  template <class Slots, class Counts>
+  static void zeroPastCounts(Slots& slots, const Counts& counts, std::size_t groups, std::size_t perGroup) {
+    for (std::size_t g = 0; g < groups; ++g)
+      for (std::size_t k = static_cast<std::size_t>(std::max(counts[g], 0)); k < perGroup; ++k)
+        slots[g * perGroup + k] = typename Slots::value_type{};
   }
 
   template <class T>

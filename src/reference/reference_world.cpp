@@ -613,12 +613,7 @@ bool ReferenceWorld::awayFromColliders(std::size_t b, const BodyState& start) co
   return true;
 }
 
-double ReferenceWorld::contactMargin() const {
-  if (scene_.solver.contactMargin >= 0) return scene_.solver.contactMargin;
-  // Auto: two steps of free fall from rest, 2|g|h², the depth a resting body sinks per step.
-  const double h = scene_.stepDt();
-  return 2.0 * glm::length(scene_.gravity) * h * h;
-}
+double ReferenceWorld::contactMargin() const { return scene_.contactMargin(); }
 
 glm::dquat ReferenceWorld::orientation(std::size_t b) const {
   return quaternionFromRotation(bodies_[b].rotation);

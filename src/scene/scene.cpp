@@ -462,6 +462,12 @@ void requireBakedShapes(const Scene& scene) {
                        "(bakeShapeSdfs, or solver.body_contacts false)");
 }
 
+double Scene::contactMargin() const {
+  if (solver.contactMargin >= 0) return solver.contactMargin;
+  const double h = stepDt();
+  return 2.0 * glm::length(gravity) * h * h;
+}
+
 bool Scene::bodyContactsActive() const {
   if (!solver.bodyContacts || bodies.size() < 2) return false;
   for (const Body& b : bodies)

@@ -126,6 +126,9 @@ struct Scene {
   Watchdog watchdog;
 
   double stepDt() const { return dt / substeps; }
+  /// The contact margin in effect: solver.contact_margin, or automatically 2|g|h² (two steps of
+  /// free fall from rest, the depth a resting body sinks per step).
+  double contactMargin() const;
   /// Whether steps look for body–body contacts: enabled, more than one body, every shape baked.
   bool bodyContactsActive() const;
 };
