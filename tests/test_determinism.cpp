@@ -51,11 +51,13 @@ struct Pinned {
 // below rounding, so its hash did not). Then: no energy correction in scenes with body contacts,
 // pair restitution not gated on engagement, Jacobi skips rotations below rounding, and the state
 // writes unused contact slots as zeros (a resumed run saves the same bytes): the shape-matching
-// hashes changed again.
+// hashes changed again. Issue 11: shock propagation after the contact rounds (contact_solver.h;
+// bodies resting on others are solved against them as static, level by level upwards): the
+// bunny grid's hash changed (the lab has one body: unchanged).
 const Pinned kPinned[] = {
     {"lab_bunny.json", Method::ShapeMatching, 300, 0xf9f1a36a24f46a74ull},
     {"lab_bunny.json", Method::Impulse, 300, 0x6c673ceda7de01c4ull},
-    {"bunny_grid.json", Method::ShapeMatching, 200, 0x9f0bf326e7533fe8ull},
+    {"bunny_grid.json", Method::ShapeMatching, 200, 0x697ce26e22db0f5aull},
 };
 
 }  // namespace

@@ -320,6 +320,9 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::incidenceStart_, nb + 1);
       fixed(&DeviceWorld::split_, nb);
       fixed(&DeviceWorld::onBody_, nb);
+      fixed(&DeviceWorld::shockLevel_, nb);
+      fixed(&DeviceWorld::shockLevelScratch_, nb);
+      fixed(&DeviceWorld::pairSupport_, cap);
       // Candidate pairs at full capacity (a few words each) ...
       fixed(&DeviceWorld::pairKeys_, cap);
       fixed(&DeviceWorld::previousPairKeys_, cap);
@@ -563,8 +566,33 @@ class DeviceWorld final : public World {
         launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
                nb * (2 * BD + PI + 12) + 2 * pairs * (8 + PI));
       }
+      // Shock propagation (step_kernels.h): levels, velocities level by level upwards, then after
+      // FinishPairBodies the positions. Each pass reads every body's level (4 B) and moves the
+      // bodies of its level; a level's bodies and pairs are a share of all, counted as all.
+      const int levels = p.shockLevels;
+      const bool shock = levels > 0;
+      // The seed reads the normals of the collider contacts of the bodies in pairs (12 B each;
+      // it stops at the first that holds the body up: counted as all, an upper bound).
+      const double colliderContactBytes = census_ ? censusSum(colliderCount_, nb) * 12.0 : 0;
+      if (shock) {
+        // Seed into one buffer, relax levels − 1 times alternating; p.shockLevel is the last.
+        int* buffers[2] = {levels % 2 == 1 ? p.shockLevel : p.shockLevelScratch,
+                           levels % 2 == 1 ? p.shockLevelScratch : p.shockLevel};
+        launch("PairSupports", pairCount_, PairSupports{p}, pairs * 8.0 + pairContacts * 12.0, mostPairContacts);
+        launch("ShockLevels (seed)", nb, ShockLevels{p, nullptr, buffers[0]}, nb * 16.0 + colliderContactBytes);
+        for (int k = 1; k < levels; ++k)
+          launch("ShockLevels", nb, ShockLevels{p, buffers[(k - 1) % 2], buffers[k % 2]},
+                 nb * 12.0 + 2 * pairs * 12.0);
+        for (int k = 0; k < levels; ++k)
+          launch("ShockVelocities", nb, ShockVelocities{p, k}, nb * 4.0 + (nb * 2 * BD + 2 * pairContacts * PC) / levels,
+                 kShockSweeps * mostPairContacts);
+      }
       launch("FinishPairBodies", nb, FinishPairBodies{p}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
              mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size()));
+      if (shock)
+        for (int k = 1; k < levels; ++k)
+          launch("ShockPositions", nb, ShockPositions{p, k}, nb * 4.0 + (nb * 2 * BD + pairContacts * PC) / levels,
+                 mostPairContacts);
       launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
     });
     // This step's contacts become the next step's warm start.
@@ -913,6 +941,13 @@ class DeviceWorld final : public World {
     p.onA = raw(onA_);
     p.onB = raw(onB_);
     p.onBody = raw(onBody_);
+    // Off without colliders: nothing is carried (and the level buffers are then never written).
+    const double g = glm::length(scene_.gravity);
+    p.shockLevels = p.colliderContacts && p.colliderCount > 0 && g > 0 ? s.shockLevels : 0;
+    p.up = g > 0 ? V3(-scene_.gravity / g) : V3(0.0f);
+    p.pairSupport = raw(pairSupport_);
+    p.shockLevel = raw(shockLevel_);
+    p.shockLevelScratch = raw(shockLevelScratch_);
     p.penalty = PenaltyParams<float>{s.penalty.model, static_cast<float>(s.penalty.stiffness),
                                      static_cast<float>(s.penalty.buffer),
                                      static_cast<float>(s.penalty.barrier)};
@@ -1112,6 +1147,7 @@ class DeviceWorld final : public World {
   Vector<int> colliderCount_, previousColliderCount_;
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
+  Vector<int> shockLevel_, shockLevelScratch_, pairSupport_;
   std::vector<std::pair<int, int>> sortScratchI_;
   Vector<long long> stepIndex_;  // (1) the step being taken, on the device (AdvanceStep)
   CachingAllocator<System> allocator_;

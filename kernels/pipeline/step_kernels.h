@@ -175,6 +175,11 @@ struct StepParams {
   PairImpulse<float>* onA = nullptr;          // (pairCount) this round's impulses on a
   PairImpulse<float>* onB = nullptr;          // (pairCount) and on b
   PairImpulse<float>* onBody = nullptr;       // (nbody) from the colliders
+  int shockLevels = 0;                        // levels of shock propagation (0: off)
+  V3 up{0.0f};                                // −gravity, unit
+  int* pairSupport = nullptr;                 // (pairCapacity) +1 a rests on b, −1 b on a, 0
+  int* shockLevel = nullptr;                  // (nbody) the level each body ends with
+  int* shockLevelScratch = nullptr;           // (nbody) the other buffer of the relaxation
 };
 
 SMASH_HD V3 xyz(const glm::vec4& v) { return V3(v.x, v.y, v.z); }
@@ -1032,6 +1037,139 @@ struct SweepCollidersAndApply {
   }
 };
 
+// Shock propagation (math/contact_solver.h): levels, then one pass per level for velocities
+// and, after FinishPairBodies, one per level for positions. Each pass writes only the bodies of
+// its level and reads only those below, whose state is final.
+
+SMASH_HD int partnerOf(const StepParams& p, int q, int b) {
+  const int a = pairA(p, p.pairKeys[q]);
+  return a == b ? pairB(p, p.pairKeys[q]) : a;
+}
+
+/// Body b rests on its partner in pair q (math/contact_solver.h, pairSupport).
+SMASH_HD bool restsOn(const StepParams& p, int q, int b) {
+  return p.pairSupport[q] == (pairA(p, p.pairKeys[q]) == b ? 1 : -1);
+}
+
+/// Pair q carries body b: b rests on its partner, which lies on a lower level.
+SMASH_HD bool carries(const StepParams& p, const int* level, int q, int b) {
+  return level[b] != kNoLevel && restsOn(p, q, b) && level[partnerOf(p, q, b)] < level[b];
+}
+
+/// Per pair: which body rests on the other (0 for a pair with no contacts).
+struct PairSupports {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    p.pairSupport[q] = pairSupport(slotsOf(p, q), p.pairContactCount[q], p.up);
+  }
+};
+
+/// Levels by relaxation: the seed pass puts bodies touching a collider on level 0, each further
+/// pass (double-buffered, so the same on every backend) one more level: a body goes one above the
+/// lowest of its touching partners.
+struct ShockLevels {
+  StepParams p;
+  const int* from;
+  int* to;
+  SMASH_HD void operator()(int b) const {
+    if (from == nullptr) {
+      to[b] = p.split[b] > 0 && restsOnCollider(p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                                                p.colliderContactCount[b], p.up)
+                  ? 0
+                  : kNoLevel;
+      return;
+    }
+    int level = from[b];
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      if (p.pairContactCount[q] == 0 || !restsOn(p, q, b)) continue;
+      const int below = from[partnerOf(p, q, b)];
+      if (below != kNoLevel && below + 1 < level) level = below + 1;
+    }
+    to[b] = level;
+  }
+};
+
+/// Velocities of the bodies on one level: against the colliders (level 0) or against the pairs
+/// that carry them, whose bodies are static here.
+struct ShockVelocities {
+  StepParams p;
+  int level;
+  SMASH_HD void operator()(int b) const {
+    if (p.shockLevel[b] != level) return;
+    BodyData body = p.bodies[b];
+    SolverBody<float> self = solverBodyOf(p, body, 1);
+    const SolverBody<float> before = self;
+    PairImpulse<float> onSelf, none;
+    // Non-penetration only (contact_solver.h, holdTargets): this pass owns the body's collider
+    // contacts and the pairs that carry it (a pair carries one of its bodies).
+    const SolverBody<float> wall;
+    if (level == 0)
+      holdTargets(solverBodyOf(p, p.bodiesPredicted[b], 1), wall, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                  p.colliderContactCount[b], p.h, true);
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
+      holdTargets(solverBodyOf(p, p.bodiesPredicted[pairA(p, p.pairKeys[q])], 1),
+                  solverBodyOf(p, p.bodiesPredicted[pairB(p, p.pairKeys[q])], 1), slotsOf(p, q), p.pairContactCount[q],
+                  p.h, false);
+    }
+    const float radius = p.shapes[body.shape].radius;
+    for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
+      const SolverBody<float> last = self;
+      if (level == 0) {
+        SolverBody<float> fixed = wall;
+        pairSweep(self, fixed, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                  p.colliderContactCount[b], body.friction, onSelf, none);
+      }
+      for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+        const int q = p.incidencePair[k];
+        if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
+        const BodyData& other = p.bodies[partnerOf(p, q, b)];
+        sweepAgainstCarrier(self, solverBodyOf(p, other, 1), pairA(p, p.pairKeys[q]) == b, slotsOf(p, q),
+                            p.pairContactCount[q], pairMaterial(p, body, other).friction, onSelf);
+      }
+      if (sweepSettled(last, self, radius)) break;
+    }
+    keepEnergyDown(before, self, onSelf);
+    body.velocity = self.v;
+    body.angularVelocity = self.w;
+    p.bodies[b] = body;
+  }
+};
+
+/// Positions of the bodies on one level (≥ 1): moved out of each pair that carries them by its
+/// deepest separation now, beyond the slop (math/contact_solver.h, separationNow).
+struct ShockPositions {
+  StepParams p;
+  int level;
+  SMASH_HD void operator()(int b) const {
+    if (p.shockLevel[b] != level) return;
+    BodyData body = p.bodies[b];
+    bool moved = false;
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
+      const int o = partnerOf(p, q, b);
+      const bool selfIsA = pairA(p, p.pairKeys[q]) == b;
+      const BodyData& A = selfIsA ? body : p.bodies[o];
+      const BodyData& B = selfIsA ? p.bodies[o] : body;
+      const BodyData& A0 = p.bodiesPredicted[selfIsA ? b : o];
+      const BodyData& B0 = p.bodiesPredicted[selfIsA ? o : b];
+      V3 normal(0.0f);
+      const float separation = separationNow(slotsOf(p, q), p.pairContactCount[q], A.centre, A.rotation, A0.centre,
+                                             A0.rotation, B.centre, B.rotation, B0.centre, B0.rotation, normal);
+      const float depth = -separation - p.penetrationSlop;
+      if (depth > 0.0f) {
+        body.centre += (selfIsA ? depth : -depth) * normal;
+        moved = true;
+      }
+    }
+    if (moved) pushOut(p, body);  // the colliders keep the last word (a body may touch a wall)
+    p.bodies[b] = body;
+  }
+};
+
 /// After the rounds, per body in a pair: move the predicted pose with the velocity change
 /// (contacts act before the position update), separate each pair's deepest point shared by
 /// split inverse mass and averaged over the body's pairs, then the collider push-out.
@@ -1060,6 +1198,9 @@ struct FinishPairBodies {
       if (pairA(p, p.pairKeys[q]) == b) dropped += p.pairDropped[q];
       const int count = p.pairContactCount[q];
       if (count == 0) continue;
+      if (p.shockLevels > 0 && (carries(p, p.shockLevel, q, pairA(p, p.pairKeys[q])) ||
+                                carries(p, p.shockLevel, q, pairB(p, p.pairKeys[q]))))
+        continue;  // separated by ShockPositions
       const PairContact<float>* c = slotsOf(p, q);
       int deepest = 0;
       for (int j = 1; j < count; ++j)

@@ -481,6 +481,67 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
     }
     applyRound();
   }
+
+  // Shock propagation (contact_solver.h): levels by contact-graph distance from the colliders,
+  // then each level's bodies against the colliders (level 0) or their lower neighbours, static.
+  const double g = glm::length(scene_.gravity);
+  const int levels = withColliders && g > 0 ? solver.shockLevels : 0;
+  const glm::dvec3 up = g > 0 ? -scene_.gravity / g : glm::dvec3(0.0);
+  std::vector<int> level(n, kNoLevel), support(pairs.size(), 0);
+  for (std::size_t b = 0; b < n && levels > 0; ++b)
+    if (restsOnCollider(colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()), up)) level[b] = 0;
+  for (std::size_t p = 0; p < pairs.size() && levels > 0; ++p)
+    support[p] = pairSupport(pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), up);
+  for (int k = 1; k < levels; ++k)  // breadth first, one level per pass, as the backends relax
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      const std::size_t a = pairs[p].a, b = pairs[p].b;
+      if (support[p] == -1 && level[a] == k - 1 && level[b] == kNoLevel) level[b] = k;
+      if (support[p] == 1 && level[b] == k - 1 && level[a] == kNoLevel) level[a] = k;
+    }
+  auto carried = [&](std::size_t p, std::size_t b) {  // pair p carries body b: b rests on a lower one
+    const bool isA = pairs[p].a == b;
+    const std::size_t o = isA ? pairs[p].b : pairs[p].a;
+    return level[b] != kNoLevel && support[p] == (isA ? 1 : -1) && level[o] < level[b];
+  };
+  for (int k = 0; k < levels; ++k)
+    for (std::size_t b = 0; b < n; ++b) {
+      if (level[b] != k) continue;
+      SolverBody<double> self = solverBody(b, 1);
+      const SolverBody<double> before = self;
+      PairImpulse<double> onSelf, none;
+      auto predictedBody = [&](std::size_t i) {
+        SolverBody<double> s = solverBody(i, 1);
+        s.v = predicted[i].velocity;
+        s.w = predicted[i].angularVelocity;
+        return s;
+      };
+      if (k == 0)
+        holdTargets(predictedBody(b), fixed, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()), h,
+                    true);
+      for (std::size_t p : pairsOf[b])
+        if (carried(p, b))
+          holdTargets(predictedBody(pairs[p].a), predictedBody(pairs[p].b), pairs[p].contacts.data(),
+                      static_cast<int>(pairs[p].contacts.size()), h, false);
+      const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
+      for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
+        const SolverBody<double> last = self;
+        if (k == 0) {
+          SolverBody<double> wall = fixed;
+          pairSweep(self, wall, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
+                    contactMaterial(b).friction, onSelf, none);
+        }
+        for (std::size_t p : pairsOf[b]) {
+          if (!carried(p, b)) continue;
+          const std::size_t o = pairs[p].a == b ? pairs[p].b : pairs[p].a;
+          sweepAgainstCarrier(self, solverBody(o, 1), pairs[p].a == b, pairs[p].contacts.data(),
+                              static_cast<int>(pairs[p].contacts.size()), pairMaterial[p].friction, onSelf);
+        }
+        if (sweepSettled(last, self, radius)) break;
+      }
+      keepEnergyDown(before, self, onSelf);
+      bodies_[b].velocity = self.v;
+      bodies_[b].angularVelocity = self.w;
+    }
   previousPairs_.clear();
   for (const Pair& pair : pairs) previousPairs_[{pair.a, pair.b}] = pair.contacts;
   for (std::size_t b = 0; b < n; ++b) previousColliderContacts_[b] = colliderContacts[b];
@@ -508,7 +569,9 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   // normal, shared by inverse mass; a body in several pairs moves by the average of its shares
   // (mass splitting again). Then the collider push-out, which has the last word.
   std::vector<glm::dvec3> move(n, glm::dvec3(0.0));
-  for (const Pair& pair : pairs) {
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    const Pair& pair = pairs[p];
+    if (carried(p, pair.a) || carried(p, pair.b)) continue;  // the shock pass below separates it
     const PairContact<double>* deepest = &pair.contacts.front();
     for (const PairContact<double>& c : pair.contacts)
       if (c.phi < deepest->phi) deepest = &c;
@@ -524,6 +587,28 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
     bodies_[b].centre += move[b] / double(split[b]);
     if (withColliders) pushOut(b);
   }
+  // Shock propagation of positions: level by level upwards, each body moved out of what carries
+  // it (that body's pose final) by its pair's deepest separation now, beyond the slop.
+  for (int k = 1; k < levels; ++k)
+    for (std::size_t b = 0; b < n; ++b) {
+      if (level[b] != k) continue;
+      bool moved = false;
+      for (std::size_t p : pairsOf[b]) {
+        if (!carried(p, b)) continue;
+        const std::size_t a = pairs[p].a, o = pairs[p].b;
+        glm::dvec3 normal(0.0);
+        const double separation = separationNow(
+            pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), bodies_[a].centre,
+            bodies_[a].rotation, predicted[a].centre, predicted[a].rotation, bodies_[o].centre,
+            bodies_[o].rotation, predicted[o].centre, predicted[o].rotation, normal);
+        const double depth = -separation - solver.penetrationSlop;
+        if (depth > 0) {
+          bodies_[b].centre += (a == b ? depth : -depth) * normal;
+          moved = true;
+        }
+      }
+      if (moved) pushOut(b);  // the colliders keep the last word (a body may touch a wall)
+    }
 }
 
 void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,

@@ -371,7 +371,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
                    ? RotationFit::Seeds
                    : RotationFit::Optimal;
   s.collideAfter = f.boolean("collide_after", true);
-  s.restitutionThreshold = f.nonNegative("restitution_threshold", 0.0);
+  s.restitutionThreshold = f.nonNegative("restitution_threshold", 0.1);
   if (f.has("contact_margin")) s.contactMargin = f.nonNegative("contact_margin", 0.0);
   s.contactSolver = f.choice("contact_solver", "sequential", {"sequential", "averaged"}) == "averaged"
                         ? ContactSolver::Averaged
@@ -382,6 +382,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.bodyContacts = f.boolean("body_contacts", true);
   s.maxPairsPerBody = static_cast<int>(f.integer("max_pairs_per_body", 16, 1, 1024));
   s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 64, 1, 4096));
+  s.shockLevels = static_cast<int>(f.integer("shock_levels", 16, 0, 64));
   if (const Json* c = f.get("contact")) {
     Fields cf(*c, file, "solver.contact");
     std::string model = cf.choice("model", "impulse",

@@ -35,7 +35,7 @@ struct SolverSettings {
   bool collideAfter = true;  ///< second contact pass at the end of the step (physics.md §2.6)
   ContactModel contact = ContactModel::Impulse;
   PenaltyParams<double> penalty;  ///< used when contact is one of the penalty models
-  double restitutionThreshold = 0.0;
+  double restitutionThreshold = 0.1;  ///< m/s: slower approaches do not bounce (docs/solver.md)
   /// Particles closer than this to a collider take part in the body-level contact; < 0 = auto
   /// (2|g|h², the distance a resting body sinks in one step).
   double contactMargin = -1.0;
@@ -58,6 +58,10 @@ struct SolverSettings {
   int maxPairsPerBody = 16;
   /// Contact points kept per body pair (the deepest; overflow counted).
   int maxContactsPerPair = 64;
+  /// Levels of shock propagation after the contact rounds (contact_solver.h): bodies at contact-
+  /// graph distance k < shockLevels from a collider are solved against what carries them as
+  /// static; 0 turns it off.
+  int shockLevels = 16;
 };
 
 /// A static mesh obstacle: its mesh (in the collider's frame, for output) and the baked field
