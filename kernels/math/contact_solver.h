@@ -402,22 +402,28 @@ SMASH_HD void keepEnergyDown(const SolverBody<T>& before, SolverBody<T>& after, 
     scale = T(0);
   else if (a > -b)
     scale = -b / a;
-  after.v = before.v + scale * dv;
-  after.w = before.w + scale * dw;
+  if (scale == T(1)) return;
+  after.v = scale > T(0) ? before.v + scale * dv : before.v;
+  after.w = scale > T(0) ? before.w + scale * dw : before.w;
 }
 
-/// Shock propagation asks for non-penetration only: a body against what carries it takes the
-/// targets without restitution (contactTargets' speculative part, from the velocities before the
-/// solve). A bounce against a carrier treated as static would lend a heavy body the rebound of
-/// the light one under it — measured: a 100:1 stack with restitution 0.2 gained hundreds of
-/// joules. Bounces are the rounds' business.
+/// The targets of shock propagation: non-penetration (contactTargets' speculative part, `hold`,
+/// from the velocities before the solve). Against a collider (truly static) a bounce is kept as
+/// far as the rounds achieved it, target = max(hold, min(target, v_n now)): taking it back made a
+/// body that touches another land dead on the floor. Against a carrier body, hold only: a bounce
+/// against a carrier treated as static lends a heavy body the rebound of the light one under it
+/// (measured: a 100:1 stack with restitution 0.2 at threshold 0 never came to rest, 0.13–0.19 m/s
+/// after 5,000 steps; keeping the rounds' pair bounces, 2–30 mm/s, and the 100-body pile kept
+/// 1 J). `aNow`, `bNow`: the velocities as the pass starts (the carrier's are final).
 template <class T>
-SMASH_HD void holdTargets(const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted, PairContact<T>* c,
-                          int count, T h, bool againstStatic) {
+SMASH_HD void shockTargets(const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted, const SolverBody<T>& aNow,
+                           const SolverBody<T>& bNow, PairContact<T>* c, int count, T h, bool againstStatic) {
   for (int k = 0; k < count; ++k) {
     const T vn = glm::dot(relativeVelocity(aPredicted, bPredicted, c[k]), c[k].normal);
     const T gap = againstStatic ? c[k].phi - h * vn : c[k].phi;
-    c[k].target = gap > T(0) ? -gap / h : T(0);
+    const T hold = gap > T(0) ? -gap / h : T(0);
+    const T now = glm::dot(relativeVelocity(aNow, bNow, c[k]), c[k].normal);
+    c[k].target = againstStatic ? glm::max(hold, glm::min(c[k].target, now)) : hold;
   }
 }
 

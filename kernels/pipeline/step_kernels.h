@@ -1101,18 +1101,20 @@ struct ShockVelocities {
     SolverBody<float> self = solverBodyOf(p, body, 1);
     const SolverBody<float> before = self;
     PairImpulse<float> onSelf, none;
-    // Non-penetration only (contact_solver.h, holdTargets): this pass owns the body's collider
-    // contacts and the pairs that carry it (a pair carries one of its bodies).
+    // Non-penetration, and bounces only as far as the rounds achieved them (contact_solver.h,
+    // shockTargets): this pass owns the body's collider contacts and the pairs that carry it (a
+    // pair carries one of its bodies).
     const SolverBody<float> wall;
     if (level == 0)
-      holdTargets(solverBodyOf(p, p.bodiesPredicted[b], 1), wall, p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                  p.colliderContactCount[b], p.h, true);
+      shockTargets(solverBodyOf(p, p.bodiesPredicted[b], 1), wall, self, wall,
+                   p.contacts + static_cast<long long>(b) * p.contactCapacity, p.colliderContactCount[b], p.h, true);
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
       if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
-      holdTargets(solverBodyOf(p, p.bodiesPredicted[pairA(p, p.pairKeys[q])], 1),
-                  solverBodyOf(p, p.bodiesPredicted[pairB(p, p.pairKeys[q])], 1), slotsOf(p, q), p.pairContactCount[q],
-                  p.h, false);
+      const int a = pairA(p, p.pairKeys[q]), o = partnerOf(p, q, b);
+      const SolverBody<float> other = solverBodyOf(p, p.bodies[o], 1);
+      shockTargets(solverBodyOf(p, p.bodiesPredicted[a], 1), solverBodyOf(p, p.bodiesPredicted[pairB(p, p.pairKeys[q])], 1),
+                   a == b ? self : other, a == b ? other : self, slotsOf(p, q), p.pairContactCount[q], p.h, false);
     }
     const float radius = p.shapes[body.shape].radius;
     for (int sweep = 0; sweep < kShockSweeps; ++sweep) {

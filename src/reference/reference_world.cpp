@@ -516,12 +516,13 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
         return s;
       };
       if (k == 0)
-        holdTargets(predictedBody(b), fixed, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()), h,
-                    true);
+        shockTargets(predictedBody(b), fixed, self, fixed, colliderContacts[b].data(),
+                     static_cast<int>(colliderContacts[b].size()), h, true);
       for (std::size_t p : pairsOf[b])
         if (carried(p, b))
-          holdTargets(predictedBody(pairs[p].a), predictedBody(pairs[p].b), pairs[p].contacts.data(),
-                      static_cast<int>(pairs[p].contacts.size()), h, false);
+          shockTargets(predictedBody(pairs[p].a), predictedBody(pairs[p].b), solverBody(pairs[p].a, 1),
+                       solverBody(pairs[p].b, 1), pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), h,
+                       false);
       const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
       for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
         const SolverBody<double> last = self;
