@@ -47,7 +47,7 @@ inline bool serialKernel(const std::string& kernel) {
   static const char* names[] = {"FusedBodyStep", "ProjectBodies", "MatchBodies+contacts", "ImpulseBodies+contacts",
                                 "SolveColliderContacts", "PairContactsOf", "PreparePairs",
                                 "SweepPairContacts", "PrepareBodies", "SweepCollidersAndApply",
-                                "FinishPairBodies"};
+                                "FinishPairBodies", "PairSupports", "ShockVelocities", "ShockPositions"};
   for (const char* n : names)
     if (kernel.rfind(n, 0) == 0) return true;
   return false;
