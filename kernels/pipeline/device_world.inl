@@ -583,16 +583,28 @@ class DeviceWorld final : public World {
         for (int k = 1; k < levels; ++k)
           launch("ShockLevels", nb, ShockLevels{p, buffers[(k - 1) % 2], buffers[k % 2]},
                  nb * 12.0 + 2 * pairs * 12.0);
+        // For the model only: which levels have bodies (a launch whose level is empty is a
+        // check per thread); a populated one is charged the worst case, every body sweeping
+        // kShockSweeps times over the most contacts of a pair (the loop stops when converged).
+        if (census_) {
+          thrust::host_vector<int> level = shockLevel_;
+          shockPopulated_.assign(static_cast<std::size_t>(levels), 0);
+          for (int l : level)
+            if (l >= 0 && l < levels) shockPopulated_[static_cast<std::size_t>(l)] = 1;
+        }
+        auto loops = [&](int k) {
+          return census_ && shockPopulated_[static_cast<std::size_t>(k)] ? kShockSweeps * mostPairContacts : 0.0;
+        };
         for (int k = 0; k < levels; ++k)
           launch("ShockVelocities", nb, ShockVelocities{p, k}, nb * 4.0 + (nb * 2 * BD + 2 * pairContacts * PC) / levels,
-                 kShockSweeps * mostPairContacts);
+                 loops(k));
       }
       launch("FinishPairBodies", nb, FinishPairBodies{p}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
              mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size()));
       if (shock)
         for (int k = 1; k < levels; ++k)
           launch("ShockPositions", nb, ShockPositions{p, k}, nb * 4.0 + (nb * 2 * BD + pairContacts * PC) / levels,
-                 mostPairContacts);
+                 census_ && shockPopulated_[static_cast<std::size_t>(k)] ? mostPairContacts : 0.0);
       launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
     });
     // This step's contacts become the next step's warm start.
@@ -1148,6 +1160,7 @@ class DeviceWorld final : public World {
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
   Vector<int> shockLevel_, shockLevelScratch_, pairSupport_;
+  std::vector<int> shockPopulated_;  // census only: levels with bodies this step
   std::vector<std::pair<int, int>> sortScratchI_;
   Vector<long long> stepIndex_;  // (1) the step being taken, on the device (AdvanceStep)
   CachingAllocator<System> allocator_;
