@@ -12,6 +12,7 @@
 #include "math/grid_sdf.h"
 #include "math/hd.h"
 #include "math/sdf_sample.h"
+#include "math/swept.h"
 
 namespace smash {
 
@@ -111,6 +112,28 @@ SMASH_HD SdfSample<T> sdfCollider(const Collider<T>& c, const Vec3<T>& x) {
 template <class T>
 SMASH_HD T lipschitzSlack(const Collider<T>& c) {
   return c.type == ColliderType::Mesh ? T(2) * T(c.grid.cell) : T(0);
+}
+
+/// A bound on the slope of a collider's φ, for sphere tracing (math/swept.h): analytic SDFs are
+/// exact distances (1); a trilinear grid's partial derivatives are each at most 1 (√3).
+template <class T>
+SMASH_HD T lipschitzBound(const Collider<T>& c) {
+  return c.type == ColliderType::Mesh ? T(1.7320508075688772) : T(1);
+}
+
+/// A collider's field as sweptSample reads it.
+template <class T>
+struct ColliderField {
+  const Collider<T>& collider;
+  SMASH_HD SdfSample<T> operator()(const Vec3<T>& x) const { return sdfCollider(collider, x); }
+};
+
+/// The contact sample of a point that moved from x0 (the step's start) to x1 (the predicted pose)
+/// against collider c: its sample at x1, or the entry's tangent plane when it went past the
+/// surface (math/swept.h).
+template <class T>
+SMASH_HD SdfSample<T> sweptColliderSample(const Collider<T>& c, const Vec3<T>& x0, const Vec3<T>& x1) {
+  return sweptSample(ColliderField<T>{c}, x0, x1, sdfCollider(c, x1), lipschitzBound(c));
 }
 
 /// Union of colliders: the minimum φ (physics.md §5), with the gradient of the closest one.

@@ -281,6 +281,25 @@ SMASH_HD bool mayTouch(const Collider<float>& collider, const BodyData& b, const
   return sdfCollider(collider, b.centre).phi <= shape.radius + distance + lipschitzSlack(collider);
 }
 
+/// mayTouch for the body's motion this step, from `start` to its predicted pose `b` (swept
+/// contacts, math/swept.h): every particle's chord stays within the bounding radius of the
+/// centre's segment, and along that segment φ ≥ (φ(c0) + φ(c1) − L |c1 − c0|) / 2.
+SMASH_HD bool maySweepInto(const Collider<float>& collider, const BodyData& start, const BodyData& b,
+                           const ShapeData& shape, float distance) {
+  const float reach = shape.radius + distance + lipschitzSlack(collider);
+  const float phi1 = sdfCollider(collider, b.centre).phi;
+  if (phi1 <= reach) return true;
+  const float moved = glm::length(b.centre - start.centre);
+  if (!(moved > 0.0f)) return false;
+  const float phi0 = sdfCollider(collider, start.centre).phi;
+  return 0.5f * (phi0 + phi1 - lipschitzBound(collider) * moved) <= reach;
+}
+
+/// Particle i's (shape index) position at the body's pose.
+SMASH_HD V3 particleAt(const StepParams& p, const BodyData& b, int i) {
+  return b.centre + b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + i]));
+}
+
 /// The contact of particle i (shape index, lever arm r) with collider k, sampled as s.
 SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<float>& s) {
   ContactSlot c{};
@@ -295,14 +314,16 @@ SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<
   return c;
 }
 
-SMASH_HD void gatherContacts(const StepParams& p, const BodyData& b, ContactSlot* slots,
-                             int& count, long long& overflow) {
+/// The collider contacts of body b at its predicted pose, each particle swept from its place on
+/// `start`, the body at the step's start (math/swept.h).
+SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const BodyData& b,
+                             ContactSlot* slots, int& count, long long& overflow) {
   const ShapeData& shape = p.shapes[b.shape];
   for (int k = 0; k < p.colliderCount; ++k) {
-    if (!mayTouch(p.colliders[k], b, shape, p.contactMargin)) continue;
+    if (!maySweepInto(p.colliders[k], start, b, shape, p.contactMargin)) continue;
     for (int i = 0; i < shape.count; ++i) {
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
-      SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
+      SdfSample<float> s = sweptColliderSample(p.colliders[k], particleAt(p, start, i), b.centre + r);
       if (!(s.phi < p.contactMargin)) continue;
       // Full: keep the deepest contacts, count what was dropped.
       if (keepDeepest(slots, count, p.contactCapacity, colliderContact(r, i, k, s))) ++overflow;
@@ -390,7 +411,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   long long overflow = 0;
   if (!p.averagedContacts) {
     int count = 0;
-    gatherContacts(p, b, slots, count, overflow);
+    gatherContacts(p, start, b, slots, count, overflow);
     if (count > 0) solveColliderContacts(p, start, b, slots, count, moved);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
@@ -398,7 +419,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
       one.colliders = p.colliders + k;
       one.colliderCount = 1;
       int count = 0;
-      gatherContacts(one, b, slots, count, overflow);
+      gatherContacts(one, start, b, slots, count, overflow);
       if (count > 0) averagedImpulse(p, b, slots, count);
     }
   }
@@ -440,14 +461,15 @@ SMASH_HD V3 leverArm(const BodyData& b, const Float4* rest, int i) {
   return b.rotation * xyz(load4(rest[i - b.particleOffset]));
 }
 
-/// Per body, at the matched pose: which colliders its particles may be within the margin of.
+/// Per body, at the matched pose: which colliders its particles may be within the margin of, or
+/// have swept into this step.
 struct NearColliders {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     const BodyData& b = p.bodies[bodyIndex];
     for (int k = 0; k < p.colliderCount; ++k)
       p.bodyNear[bodyIndex * p.colliderCount + k] =
-          mayTouch(p.colliders[k], b, p.shapes[b.shape], p.contactMargin) ? 1 : 0;
+          maySweepInto(p.colliders[k], p.bodiesStart[bodyIndex], b, p.shapes[b.shape], p.contactMargin) ? 1 : 0;
   }
 };
 
@@ -458,12 +480,14 @@ struct ChunkContactCounts {
   SMASH_HD void operator()(int c) const {
     const ChunkRange range = chunkRange(p, c);
     const BodyData& b = p.bodies[range.body];
+    const BodyData& start = p.bodiesStart[range.body];
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     for (int k = 0; k < p.colliderCount; ++k) {
       int count = 0;
       if (p.bodyNear[range.body * p.colliderCount + k])
         for (int i = range.first; i < range.end; ++i)
-          count += sdfCollider(p.colliders[k], b.centre + leverArm(b, rest, i)).phi < p.contactMargin ? 1 : 0;
+          count += sweptColliderSample(p.colliders[k], start.centre + leverArm(start, rest, i),
+                                       b.centre + leverArm(b, rest, i)).phi < p.contactMargin ? 1 : 0;
       p.chunkContactCount[chunkCountIndex(p, range.body, k, c)] = count;
     }
   }
@@ -476,6 +500,7 @@ struct ChunkContactsScatter {
   SMASH_HD void operator()(int c) const {
     const ChunkRange range = chunkRange(p, c);
     const BodyData& b = p.bodies[range.body];
+    const BodyData& start = p.bodiesStart[range.body];
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     const int base = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[range.body]];
     ContactSlot* slots = p.contacts + static_cast<long long>(range.body) * p.contactCapacity;
@@ -485,7 +510,7 @@ struct ChunkContactsScatter {
       int slot = p.chunkContactOffset[at] - base;
       for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
         const V3 r = leverArm(b, rest, i);
-        const SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
+        const SdfSample<float> s = sweptColliderSample(p.colliders[k], start.centre + leverArm(start, rest, i), b.centre + r);
         if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
       }
     }
@@ -506,7 +531,7 @@ struct SolveColliderContacts {
     if (total > p.contactCapacity) {
       long long overflow = 0;
       count = 0;
-      gatherContacts(p, b, slots, count, overflow);
+      gatherContacts(p, p.bodiesStart[bodyIndex], b, slots, count, overflow);
       p.contactOverflow[bodyIndex] += overflow;
     }
     if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count, true);
@@ -755,17 +780,27 @@ SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>
 
 /// Narrow phase, one candidate: particle i of side `side` (0: a's particle in b's field, 1: b's in
 /// a's; the normal points from b towards a). False when it is not within the margin.
-SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyData& B, int side, int i,
-                            float margin, PairContact<float>& c) {
+/// The point is swept over the step (math/swept.h) from the bodies' poses at the step's start,
+/// A0 and B0, so a point that went through a thin body is still found.
+SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyData& B, const BodyData& A0,
+                            const BodyData& B0, int side, int i, float margin, PairContact<float>& c) {
   const BodyData& self = side == 0 ? A : B;
   const BodyData& other = side == 0 ? B : A;
+  const BodyData& self0 = side == 0 ? A0 : B0;
+  const BodyData& other0 = side == 0 ? B0 : A0;
   const ShapeData& mine = p.shapes[self.shape];
   const ShapeData& theirs = p.shapes[other.shape];
   const float reach = theirs.radius + margin;
-  const V3 x = self.centre + self.rotation * xyz(p.rest[mine.restOffset + i]);
+  const V3 r = xyz(p.rest[mine.restOffset + i]);
+  const V3 x = self.centre + self.rotation * r;
   const V3 fromOther = x - other.centre;
-  if (glm::dot(fromOther, fromOther) > reach * reach) return false;
-  const SdfSample<float> f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
+  const V3 x0 = self0.centre + self0.rotation * r;
+  if (glm::dot(fromOther, fromOther) > reach * reach &&
+      segmentDistance(V3(glm::transpose(other0.rotation) * (x0 - other0.centre)),
+                      V3(glm::transpose(other.rotation) * fromOther)) > reach)
+    return false;
+  const SdfSample<float> f =
+      sweptGridSample(theirs.sdf, other0.centre, other0.rotation, x0, other.centre, other.rotation, x);
   if (!(f.phi < margin)) return false;
   c = PairContact<float>{};
   c.ra = x - A.centre;
@@ -788,6 +823,8 @@ struct PairContactsOf {
   SMASH_HD void operator()(int q) const {
     const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
     const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
+    const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
+    const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
     PairContact<float>* slots = slotsOf(p, q);
     int count = 0, dropped = 0;
     const float margin = pairMargin(p, A, B);
@@ -795,7 +832,7 @@ struct PairContactsOf {
       const int n = p.shapes[(side == 0 ? A : B).shape].count;
       for (int i = 0; i < n; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, side, i, margin, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
+        if (pairContactAt(p, A, B, A0, B0, side, i, margin, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
       }
     }
     p.pairContactCount[q] = count;
@@ -832,10 +869,12 @@ struct NarrowChunkCounts {
     if (narrowElement(p, e, q, side, first, end)) {
       const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
       const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
+      const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
+      const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
       const float margin = pairMargin(p, A, B);
       for (int i = first; i < end; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, side, i, margin, c)) ++found;
+        if (pairContactAt(p, A, B, A0, B0, side, i, margin, c)) ++found;
       }
     }
     p.narrowCount[e] = found;
@@ -854,6 +893,8 @@ struct NarrowChunkScatter {
     if (total > p.pairContactCapacity || p.narrowCount[e] == 0) return;
     const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
     const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
+    const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
+    const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
     const float margin = pairMargin(p, A, B);
     PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
     // Never more than counted, even if a recomputation rounded differently (nvcc may contract
@@ -862,7 +903,7 @@ struct NarrowChunkScatter {
     int k = 0;
     for (int i = first; i < end && k < counted; ++i) {
       PairContact<float> c;
-      if (pairContactAt(p, A, B, side, i, margin, c)) slots[k++] = c;
+      if (pairContactAt(p, A, B, A0, B0, side, i, margin, c)) slots[k++] = c;
     }
   }
 };
@@ -937,7 +978,7 @@ struct PrepareBodies {
     if (p.colliderContacts) {
       ContactSlot* slots = p.contacts + static_cast<long long>(b) * p.contactCapacity;
       long long overflow = 0;
-      gatherContacts(p, body, slots, count, overflow);
+      gatherContacts(p, p.bodiesStart[b], body, slots, count, overflow);
       if (overflow) p.contactOverflow[b] += overflow;
       const SolverBody<float> fixed;
       const ContactMaterial<float> mat = bodyMaterial(p, body);

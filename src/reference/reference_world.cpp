@@ -245,7 +245,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   std::vector<PairContact<double>> contacts;
   if (scene_.solver.contactSolver == ContactSolver::Sequential) {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
-      gatherContacts(b, static_cast<int>(k), contacts);
+      gatherContacts(b, start, static_cast<int>(k), contacts);
     if (!contacts.empty()) {
       BodyState& body = bodies_[b];
       SolverBody<double> self = solverBody(b, 1), atStart = self;
@@ -260,7 +260,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   } else {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k) {
       contacts.clear();
-      gatherContacts(b, static_cast<int>(k), contacts);
+      gatherContacts(b, start, static_cast<int>(k), contacts);
       if (!contacts.empty()) averagedImpulse(b, contacts);
     }
   }
@@ -315,7 +315,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
   return pairs;
 }
 
-void ReferenceWorld::gatherPairContacts(Pair& pair) {
+void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>& start) {
   // physics.md §6: every particle of one body against φ of the other, φ_j(x) = φ_ref_j(R_jᵀ(x − c_j)),
   // first a's particles in b's field, then b's in a's. The normal points from b towards a.
   const double margin = contactMargin() + speculative(pair.a) + speculative(pair.b);
@@ -327,13 +327,21 @@ void ReferenceWorld::gatherPairContacts(Pair& pair) {
     const Shape& theirs = scene_.shapes[scene_.bodies[other].shape];
     const BodyState& s = bodies_[self];
     const BodyState& o = bodies_[other];
+    const BodyState& s0 = start[self];
+    const BodyState& o0 = start[other];
     const GridSdfView field = theirs.sdf->view();
     const double reach = theirs.boundingRadius + margin;
     for (std::size_t i = 0; i < mine.rest.size(); ++i) {
       const glm::dvec3 x = s.centre + s.rotation * mine.rest[i];
       const glm::dvec3 fromOther = x - o.centre;
-      if (glm::dot(fromOther, fromOther) > reach * reach) continue;  // outside its sphere
-      const SdfSample<double> f = sampleGridPlaced(field, o.centre, o.rotation, x);
+      const glm::dvec3 x0 = s0.centre + s0.rotation * mine.rest[i];
+      // Outside its sphere, at the predicted poses and all along the step.
+      if (glm::dot(fromOther, fromOther) > reach * reach &&
+          segmentDistance(glm::dvec3(glm::transpose(o0.rotation) * (x0 - o0.centre)),
+                          glm::dvec3(glm::transpose(o.rotation) * fromOther)) > reach)
+        continue;
+      // Swept from the step's start (math/swept.h): a point that went through the other body.
+      const SdfSample<double> f = sweptGridSample(field, o0.centre, o0.rotation, x0, o.centre, o.rotation, x);
       if (!(f.phi < margin)) continue;
       PairContact<double> c{};
       c.ra = x - bodies_[pair.a].centre;
@@ -370,7 +378,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   std::vector<Pair> pairs;
   for (const auto& [a, b] : broadPhase()) {
     Pair pair{a, b, {}};
-    gatherPairContacts(pair);
+    gatherPairContacts(pair, start);
     if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
   }
   touchingPairs_ = pairs.size();
@@ -392,7 +400,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
     }
     if (withColliders)
       for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
-        gatherContacts(b, static_cast<int>(k), colliderContacts[b]);
+        gatherContacts(b, start[b], static_cast<int>(k), colliderContacts[b]);
     split[b] = static_cast<int>(pairsOf[b].size()) + (colliderContacts[b].empty() ? 0 : 1);
   }
 
@@ -612,7 +620,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
     }
 }
 
-void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
+void ReferenceWorld::gatherContacts(std::size_t b, const BodyState& start, int colliderIndex,
                                     std::vector<PairContact<double>>& contacts) {
   const Collider<double>& collider = scene_.colliders[static_cast<std::size_t>(colliderIndex)];
   // Contacts: particles within the contact margin of the surface (physics.md §4, "φ < ε with a
@@ -624,7 +632,9 @@ void ReferenceWorld::gatherContacts(std::size_t b, int colliderIndex,
   const std::size_t capacity = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
   for (std::size_t i = 0; i < shape.rest.size(); ++i) {
     glm::dvec3 r = body.rotation * shape.rest[i];
-    SdfSample<double> s = sdfCollider(collider, body.centre + r);
+    // Swept from the particle's place at the step's start (math/swept.h): a particle that went
+    // through a thin collider this step is a contact at the surface it crossed.
+    SdfSample<double> s = sweptColliderSample(collider, start.centre + start.rotation * shape.rest[i], body.centre + r);
     if (!(s.phi < margin)) continue;
     PairContact<double> point{};
     point.ra = r;

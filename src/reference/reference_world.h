@@ -91,7 +91,7 @@ class ReferenceWorld {
     std::size_t a, b;
     std::vector<PairContact<double>> contacts;
   };
-  void gatherPairContacts(Pair& pair);
+  void gatherPairContacts(Pair& pair, const std::vector<BodyState>& start);
   SolverBody<double> solverBody(std::size_t b, int split) const;
   double speculative(std::size_t b) const;
   void watchBody(std::size_t b, const BodyState& before);
@@ -99,7 +99,8 @@ class ReferenceWorld {
   /// translation out of each collider along its deepest point's normal. `start`: the body at the
   /// step's start (restitution's approach speeds); `moved`: the pose has already moved this step.
   void resolveBodyContacts(std::size_t b, const BodyState& start, bool moved);
-  void gatherContacts(std::size_t b, int collider, std::vector<PairContact<double>>& contacts);
+  void gatherContacts(std::size_t b, const BodyState& start, int collider,
+                      std::vector<PairContact<double>>& contacts);
   void pushOut(std::size_t b);
   void averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts);
   void writeParticlesFromBody(std::size_t b);
