@@ -7,8 +7,10 @@
 
 #if defined(__CUDACC__)
 #define SMASH_HD __host__ __device__ inline
+#define SMASH_HD_NOINLINE __host__ __device__ __noinline__
 #else
 #define SMASH_HD inline
+#define SMASH_HD_NOINLINE inline __attribute__((noinline))
 #endif
 
 #include <glm/glm.hpp>

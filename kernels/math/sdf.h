@@ -35,6 +35,7 @@ struct Collider {
   T radius = T(0);
   Quat<T> rotation{T(1), T(0), T(0), T(0)};  ///< box / mesh orientation (local → world)
   GridSdfView grid;  ///< Mesh: the baked field in the mesh's frame (backend memory)
+  T meshThickness = T(0);  ///< Mesh: 2 volume / area of the placed mesh (0: unknown)
 };
 
 template <class T>
@@ -121,6 +122,25 @@ SMASH_HD T lipschitzBound(const Collider<T>& c) {
   return c.type == ColliderType::Mesh ? T(1.7320508075688772) : T(1);
 }
 
+/// A collider's thinnest extent, for swept contacts (math/swept.h): solids that cannot be passed
+/// through (a half-space, the outside of a box container) are never swept.
+template <class T>
+SMASH_HD T colliderThickness(const Collider<T>& c) {
+  switch (c.type) {
+    case ColliderType::Sphere:
+    case ColliderType::Capsule:
+      return T(2) * c.radius;
+    case ColliderType::Box:
+      return T(2) * glm::min(c.halfExtents.x, glm::min(c.halfExtents.y, c.halfExtents.z));
+    case ColliderType::Mesh:
+      return c.meshThickness;
+    case ColliderType::Plane:
+    case ColliderType::BoxContainer:
+      break;
+  }
+  return T(1e30);
+}
+
 /// A collider's field as sweptSample reads it.
 template <class T>
 struct ColliderField {
@@ -132,8 +152,9 @@ struct ColliderField {
 /// against collider c: its sample at x1, or the entry's tangent plane when it went past the
 /// surface (math/swept.h).
 template <class T>
-SMASH_HD SdfSample<T> sweptColliderSample(const Collider<T>& c, const Vec3<T>& x0, const Vec3<T>& x1) {
-  return sweptSample(ColliderField<T>{c}, x0, x1, sdfCollider(c, x1), lipschitzBound(c));
+SMASH_HD_NOINLINE SdfSample<T> sweptColliderSample(const Collider<T>& c, const Vec3<T>& x0, const Vec3<T>& x1) {
+  return sweptSample(ColliderField<T>{c}, x0, x1, sdfCollider(c, x1), lipschitzBound(c), colliderThickness(c),
+                     c.type == ColliderType::Mesh ? T(0.05) * T(c.grid.cell) : T(0));
 }
 
 /// Union of colliders: the minimum φ (physics.md §5), with the gradient of the closest one.

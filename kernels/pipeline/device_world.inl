@@ -132,6 +132,7 @@ class DeviceWorld final : public World {
       d.mass = static_cast<float>(s.totalMass);
       // Rounded up a little so the float bound stays conservative.
       d.radius = static_cast<float>(s.boundingRadius * (1 + 1e-6) + 1e-6);
+      d.thickness = static_cast<float>(s.thickness);
       d.aqq = M3(s.Aqq);
       d.aqqInverse = M3(s.AqqInverse);
       d.inertia = M3(s.inertia);
@@ -184,6 +185,7 @@ class DeviceWorld final : public World {
       f.halfExtents = V3(c.halfExtents);
       f.radius = static_cast<float>(c.radius);
       f.rotation = Quat<float>(c.rotation);
+      f.meshThickness = static_cast<float>(c.meshThickness);
       colliders.push_back(f);
     }
     // The fixed-order segmented sum's chunks (IntegrateChunkSums): each body's particles in runs of

@@ -51,6 +51,7 @@ struct ShapeData {
   int count;            // particles
   float mass;           // M
   float radius;         // max ‖r_i‖
+  float thickness;      // 2 volume / area of its mesh, 0 if none (swept contacts, math/swept.h)
   M3 aqq;               // A_qq = Σ m r rᵀ
   M3 aqqInverse;        // A_qq⁻¹ (zero when not invertible)
   M3 inertia;           // I_ref
@@ -295,6 +296,17 @@ SMASH_HD bool maySweepInto(const Collider<float>& collider, const BodyData& star
   return 0.5f * (phi0 + phi1 - lipschitzBound(collider) * moved) <= reach;
 }
 
+/// How far any particle of body b (bounding radius `radius`) moved this step, from `start`.
+SMASH_HD float travelOf(const BodyData& start, const BodyData& b, float radius) {
+  return glm::length(b.centre - start.centre) + turnChord(start.rotation, b.rotation) * radius;
+}
+
+/// A particle's contact sample against collider c: swept from x0 when `swept` (math/swept.h),
+/// else at x1 only (the same value whenever sweeping could not change it).
+SMASH_HD SdfSample<float> colliderSampleOf(const Collider<float>& c, bool swept, const V3& x0, const V3& x1) {
+  return swept ? sweptColliderSample(c, x0, x1) : sdfCollider(c, x1);
+}
+
 /// Particle i's (shape index) position at the body's pose.
 SMASH_HD V3 particleAt(const StepParams& p, const BodyData& b, int i) {
   return b.centre + b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + i]));
@@ -319,11 +331,14 @@ SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<
 SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const BodyData& b,
                              ContactSlot* slots, int& count, long long& overflow) {
   const ShapeData& shape = p.shapes[b.shape];
+  const float travel = travelOf(start, b, shape.radius);
   for (int k = 0; k < p.colliderCount; ++k) {
     if (!maySweepInto(p.colliders[k], start, b, shape, p.contactMargin)) continue;
+    const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
     for (int i = 0; i < shape.count; ++i) {
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
-      SdfSample<float> s = sweptColliderSample(p.colliders[k], particleAt(p, start, i), b.centre + r);
+      const V3 x0 = swept ? particleAt(p, start, i) : V3(0.0f);
+      SdfSample<float> s = colliderSampleOf(p.colliders[k], swept, x0, b.centre + r);
       if (!(s.phi < p.contactMargin)) continue;
       // Full: keep the deepest contacts, count what was dropped.
       if (keepDeepest(slots, count, p.contactCapacity, colliderContact(r, i, k, s))) ++overflow;
@@ -482,12 +497,15 @@ struct ChunkContactCounts {
     const BodyData& b = p.bodies[range.body];
     const BodyData& start = p.bodiesStart[range.body];
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
+    const float travel = travelOf(start, b, p.shapes[b.shape].radius);
     for (int k = 0; k < p.colliderCount; ++k) {
       int count = 0;
+      const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
       if (p.bodyNear[range.body * p.colliderCount + k])
-        for (int i = range.first; i < range.end; ++i)
-          count += sweptColliderSample(p.colliders[k], start.centre + leverArm(start, rest, i),
-                                       b.centre + leverArm(b, rest, i)).phi < p.contactMargin ? 1 : 0;
+        for (int i = range.first; i < range.end; ++i) {
+          const V3 x0 = swept ? start.centre + leverArm(start, rest, i) : V3(0.0f);
+          count += colliderSampleOf(p.colliders[k], swept, x0, b.centre + leverArm(b, rest, i)).phi < p.contactMargin ? 1 : 0;
+        }
       p.chunkContactCount[chunkCountIndex(p, range.body, k, c)] = count;
     }
   }
@@ -504,13 +522,16 @@ struct ChunkContactsScatter {
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     const int base = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[range.body]];
     ContactSlot* slots = p.contacts + static_cast<long long>(range.body) * p.contactCapacity;
+    const float travel = travelOf(start, b, p.shapes[b.shape].radius);
     for (int k = 0; k < p.colliderCount; ++k) {
       const int at = chunkCountIndex(p, range.body, k, c);
       if (p.chunkContactCount[at] == 0) continue;
+      const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
       int slot = p.chunkContactOffset[at] - base;
       for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
         const V3 r = leverArm(b, rest, i);
-        const SdfSample<float> s = sweptColliderSample(p.colliders[k], start.centre + leverArm(start, rest, i), b.centre + r);
+        const V3 x0 = swept ? start.centre + leverArm(start, rest, i) : V3(0.0f);
+        const SdfSample<float> s = colliderSampleOf(p.colliders[k], swept, x0, b.centre + r);
         if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
       }
     }
@@ -783,7 +804,7 @@ SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>
 /// The point is swept over the step (math/swept.h) from the bodies' poses at the step's start,
 /// A0 and B0, so a point that went through a thin body is still found.
 SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyData& B, const BodyData& A0,
-                            const BodyData& B0, int side, int i, float margin, PairContact<float>& c) {
+                            const BodyData& B0, int side, int i, float margin, bool swept, PairContact<float>& c) {
   const BodyData& self = side == 0 ? A : B;
   const BodyData& other = side == 0 ? B : A;
   const BodyData& self0 = side == 0 ? A0 : B0;
@@ -794,13 +815,13 @@ SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyDa
   const V3 r = xyz(p.rest[mine.restOffset + i]);
   const V3 x = self.centre + self.rotation * r;
   const V3 fromOther = x - other.centre;
-  const V3 x0 = self0.centre + self0.rotation * r;
-  if (glm::dot(fromOther, fromOther) > reach * reach &&
-      segmentDistance(V3(glm::transpose(other0.rotation) * (x0 - other0.centre)),
-                      V3(glm::transpose(other.rotation) * fromOther)) > reach)
-    return false;
+  // The margin holds both bodies' travel this step, so a point that went through the other body
+  // ends within it too.
+  if (glm::dot(fromOther, fromOther) > reach * reach) return false;
   const SdfSample<float> f =
-      sweptGridSample(theirs.sdf, other0.centre, other0.rotation, x0, other.centre, other.rotation, x);
+      swept ? sweptGridSample(theirs.sdf, theirs.thickness, other0.centre, other0.rotation,
+                              V3(self0.centre + self0.rotation * r), other.centre, other.rotation, x)
+            : sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
   if (!(f.phi < margin)) return false;
   c = PairContact<float>{};
   c.ra = x - A.centre;
@@ -814,6 +835,22 @@ SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyDa
 
 SMASH_HD float pairMargin(const StepParams& p, const BodyData& A, const BodyData& B) {
   return p.contactMargin + speculativeOf(p, A) + speculativeOf(p, B);
+}
+
+/// Whether side `side` of a pair may be swept (maySweep): a bound on how far its points moved in
+/// the other body's frame, m + chord(other) (reach + m) with m = |Δc_self − Δc_other| +
+/// chord(self) r_self, against the other body's thickness.
+SMASH_HD bool pairSideSwept(const StepParams& p, const BodyData& A, const BodyData& B, const BodyData& A0,
+                            const BodyData& B0, int side, float margin) {
+  const BodyData& self = side == 0 ? A : B;
+  const BodyData& other = side == 0 ? B : A;
+  const BodyData& self0 = side == 0 ? A0 : B0;
+  const BodyData& other0 = side == 0 ? B0 : A0;
+  const ShapeData& theirs = p.shapes[other.shape];
+  const float m = glm::length((self.centre - self0.centre) - (other.centre - other0.centre)) +
+                  turnChord(self0.rotation, self.rotation) * p.shapes[self.shape].radius;
+  const float travel = m + turnChord(other0.rotation, other.rotation) * (theirs.radius + margin + m);
+  return maySweep(travel, theirs.thickness);
 }
 
 /// Narrow phase of pair q in one thread (the per-body layout, and the wide layout's pairs with
@@ -830,9 +867,10 @@ struct PairContactsOf {
     const float margin = pairMargin(p, A, B);
     for (int side = 0; side < 2; ++side) {
       const int n = p.shapes[(side == 0 ? A : B).shape].count;
+      const bool swept = pairSideSwept(p, A, B, A0, B0, side, margin);
       for (int i = 0; i < n; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, A0, B0, side, i, margin, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
+        if (pairContactAt(p, A, B, A0, B0, side, i, margin, swept, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
       }
     }
     p.pairContactCount[q] = count;
@@ -872,9 +910,10 @@ struct NarrowChunkCounts {
       const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
       const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
       const float margin = pairMargin(p, A, B);
+      const bool swept = pairSideSwept(p, A, B, A0, B0, side, margin);
       for (int i = first; i < end; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, A0, B0, side, i, margin, c)) ++found;
+        if (pairContactAt(p, A, B, A0, B0, side, i, margin, swept, c)) ++found;
       }
     }
     p.narrowCount[e] = found;
@@ -896,6 +935,7 @@ struct NarrowChunkScatter {
     const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
     const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
     const float margin = pairMargin(p, A, B);
+    const bool swept = pairSideSwept(p, A, B, A0, B0, side, margin);
     PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
     // Never more than counted, even if a recomputation rounded differently (nvcc may contract
     // the two kernels' arithmetic differently): the slots past them are another element's.
@@ -903,7 +943,7 @@ struct NarrowChunkScatter {
     int k = 0;
     for (int i = first; i < end && k < counted; ++i) {
       PairContact<float> c;
-      if (pairContactAt(p, A, B, A0, B0, side, i, margin, c)) slots[k++] = c;
+      if (pairContactAt(p, A, B, A0, B0, side, i, margin, swept, c)) slots[k++] = c;
     }
   }
 };

@@ -86,6 +86,7 @@ Shape buildShape(const std::string& name, const Mesh& mesh, const ShapeOptions& 
   shape.mesh = mesh;
   for (auto& v : shape.mesh.vertices) v *= options.scale;
   validateMesh(shape.mesh, context + " (after scaling)");
+  shape.thickness = 2.0 * std::fabs(signedVolume(shape.mesh)) / surfaceArea(shape.mesh);
   shape.rest = options.sampling == Sampling::Vertices
                    ? shape.mesh.vertices
                    : sampleSurface(shape.mesh, options.sampleCount, options.seed);

@@ -37,6 +37,7 @@ struct Shape {
   glm::dmat3 inertia{0.0};        ///< I_ref = Σ m_i (r_iᵀ r_i 1 − r_i r_iᵀ)
   glm::dmat3 inertiaInverse{0.0}; ///< pseudo-inverse: degenerate axes get infinite inertia
   double boundingRadius = 0;      ///< max ‖r_i‖
+  double thickness = 0;           ///< 2 volume / area of the mesh (0 without one): swept contacts
   glm::dvec3 meshOffset{0.0};     ///< the (scaled) mesh point that became the body origin
   /// φ_ref in the body frame (physics.md §6), baked from `mesh` when bodies can touch; shared by copies.
   std::shared_ptr<const BakedGrid> sdf;

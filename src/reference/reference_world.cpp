@@ -334,14 +334,12 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
     for (std::size_t i = 0; i < mine.rest.size(); ++i) {
       const glm::dvec3 x = s.centre + s.rotation * mine.rest[i];
       const glm::dvec3 fromOther = x - o.centre;
+      // Outside its sphere (the margin holds both bodies' travel this step, so a point that went
+      // through the other body ends within it too).
+      if (glm::dot(fromOther, fromOther) > reach * reach) continue;
       const glm::dvec3 x0 = s0.centre + s0.rotation * mine.rest[i];
-      // Outside its sphere, at the predicted poses and all along the step.
-      if (glm::dot(fromOther, fromOther) > reach * reach &&
-          segmentDistance(glm::dvec3(glm::transpose(o0.rotation) * (x0 - o0.centre)),
-                          glm::dvec3(glm::transpose(o.rotation) * fromOther)) > reach)
-        continue;
       // Swept from the step's start (math/swept.h): a point that went through the other body.
-      const SdfSample<double> f = sweptGridSample(field, o0.centre, o0.rotation, x0, o.centre, o.rotation, x);
+      const SdfSample<double> f = sweptGridSample(field, theirs.thickness, o0.centre, o0.rotation, x0, o.centre, o.rotation, x);
       if (!(f.phi < margin)) continue;
       PairContact<double> c{};
       c.ra = x - bodies_[pair.a].centre;

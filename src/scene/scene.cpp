@@ -228,6 +228,7 @@ Collider<double> parseCollider(const Json& j, const std::string& file, const std
       f.failAt(f.at("mesh"), "faces point inwards (negative enclosed volume); flip their winding");
     if (bake) m->grid = bakeSdf(m->mesh, resolution, file + ": " + path);
     c.grid = m->grid.view();
+    c.meshThickness = 2.0 * std::fabs(signedVolume(m->mesh)) / surfaceArea(m->mesh);
     meshOut = std::move(m);
     return c;
   }
