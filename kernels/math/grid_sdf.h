@@ -60,6 +60,28 @@ SMASH_HD SdfSample<T> sampleGrid(const GridSdfView& g, const Vec3<T>& p) {
   return {phi, grad / len};
 }
 
+/// sampleGrid's φ alone (no gradient): the same value to the bit.
+template <class T>
+SMASH_HD T sampleGridPhi(const GridSdfView& g, const Vec3<T>& p) {
+  const Vec3<T> origin(T(g.originX), T(g.originY), T(g.originZ));
+  const T cell = T(g.cell);
+  const Vec3<T> upper = origin + cell * Vec3<T>(T(g.nx - 1), T(g.ny - 1), T(g.nz - 1));
+  const Vec3<T> q = glm::clamp(p, origin, upper);
+  const Vec3<T> u = (q - origin) / cell;
+  int i = static_cast<int>(u.x), j = static_cast<int>(u.y), k = static_cast<int>(u.z);
+  i = i < 0 ? 0 : (i > g.nx - 2 ? g.nx - 2 : i);
+  j = j < 0 ? 0 : (j > g.ny - 2 ? g.ny - 2 : j);
+  k = k < 0 ? 0 : (k > g.nz - 2 ? g.nz - 2 : k);
+  const T fx = u.x - T(i), fy = u.y - T(j), fz = u.z - T(k);
+  const long long sx = 1, sy = g.nx, sz = static_cast<long long>(g.nx) * g.ny;
+  const float* c = g.values + i * sx + j * sy + k * sz;
+  const T c00 = T(c[0]) + fx * (T(c[sx]) - T(c[0])), c10 = T(c[sy]) + fx * (T(c[sx + sy]) - T(c[sy]));
+  const T c01 = T(c[sz]) + fx * (T(c[sx + sz]) - T(c[sz]));
+  const T c11 = T(c[sy + sz]) + fx * (T(c[sx + sy + sz]) - T(c[sy + sz]));
+  const T c0 = c00 + fy * (c10 - c00), c1 = c01 + fy * (c11 - c01);
+  return c0 + fz * (c1 - c0) + glm::length(p - q);
+}
+
 /// φ_j of physics.md §6 for a grid in the frame of a body (or a placed collider) with centre c and
 /// rotation R: φ(x) = φ_ref(Rᵀ (x − c)), gradient R ∇φ_ref.
 template <class T>

@@ -144,15 +144,16 @@ SMASH_HD T colliderThickness(const Collider<T>& c) {
 /// A collider's field as sweptSample reads it.
 template <class T>
 struct ColliderField {
-  const Collider<T>& collider;
+  Collider<T> collider;  // a copy: through a reference or pointer nvcc put the collider on the stack (584 B)
   SMASH_HD SdfSample<T> operator()(const Vec3<T>& x) const { return sdfCollider(collider, x); }
+  SMASH_HD T phi(const Vec3<T>& x) const { return sdfCollider(collider, x).phi; }
 };
 
 /// The contact sample of a point that moved from x0 (the step's start) to x1 (the predicted pose)
 /// against collider c: its sample at x1, or the entry's tangent plane when it went past the
 /// surface (math/swept.h).
 template <class T>
-SMASH_HD_NOINLINE SdfSample<T> sweptColliderSample(const Collider<T>& c, const Vec3<T>& x0, const Vec3<T>& x1) {
+SMASH_HD SdfSample<T> sweptColliderSample(const Collider<T>& c, const Vec3<T>& x0, const Vec3<T>& x1) {
   return sweptSample(ColliderField<T>{c}, x0, x1, sdfCollider(c, x1), lipschitzBound(c), colliderThickness(c),
                      c.type == ColliderType::Mesh ? T(0.05) * T(c.grid.cell) : T(0));
 }

@@ -54,18 +54,20 @@ SMASH_HD SdfSample<T> sweptSample(const Field& field, const Vec3<T>& x0, const V
   } else if (!(length > end.phi / lipschitz + half)) {
     return end;  // outside again: it would have crossed the obstacle's thickness besides
   }
-  SdfSample<T> s = field(x0);
-  if (!(s.phi > T(0))) return end;  // started touching or inside: its end sample as it is
-  if (!(end.phi < T(0)) && !(length > (s.phi + end.phi) / lipschitz + half)) return end;
+  T phi = field.phi(x0);
+  if (!(phi > T(0))) return end;  // started touching or inside: its end sample as it is
+  if (!(end.phi < T(0)) && !(length > (phi + end.phi) / lipschitz + half)) return end;
+  // The march needs φ only (fewer registers on a GPU); the gradient is sampled at the entry.
   const T tolerance = glm::max(T(1e-3) * length, resolution);
   T travelled = T(0);
-  for (int step = 0; !(s.phi <= tolerance); ++step) {
+  for (int step = 0; !(phi <= tolerance); ++step) {
     if (step == kSweepSteps) return end;
-    travelled += s.phi / lipschitz;
+    travelled += phi / lipschitz;
     if (!(travelled < length)) return end;  // reached x1 without meeting the surface
-    s = field(x0 + d * (travelled / length));
+    phi = field.phi(x0 + d * (travelled / length));
   }
   const Vec3<T> at = x0 + d * (travelled / length);
+  const SdfSample<T> s = field(at);
   const T plane = s.phi + glm::dot(x1 - at, s.gradient);
   if (!(plane < T(0))) return end;  // x1 not past the entry's tangent plane: a graze
   // The end sample describes the entry when x1 is inside on the entry's side (cos 60° = 1/2).
@@ -96,6 +98,7 @@ template <class T>
 struct GridField {
   const GridSdfView& grid;
   SMASH_HD SdfSample<T> operator()(const Vec3<T>& q) const { return sampleGrid(grid, q); }
+  SMASH_HD T phi(const Vec3<T>& q) const { return sampleGridPhi(grid, q); }
 };
 
 /// A point of one body against another body's grid (the pair narrow phase, physics.md §6): the
@@ -103,16 +106,18 @@ struct GridField {
 /// swept in the other body's frame, where its field is fixed. The sample is in world frame at the
 /// other body's predicted pose, and equals sampleGridPlaced(g, c1, R1, x1) unless the point went
 /// past the surface.
-/// Out of line: the rare swept path stays out of the narrow phase's hot loop (inlined, it kept
-/// that loop from being inlined and cost the 1,000-body pile 30% of its step).
 template <class T>
-SMASH_HD_NOINLINE SdfSample<T> sweptGridSample(const GridSdfView& g, T thickness, const Vec3<T>& c0,
+SMASH_HD SdfSample<T> sweptGridLocal(const GridSdfView& g, T thickness, const Vec3<T>& q0,
+                                               const Vec3<T>& q1) {
+  return sweptSample(GridField<T>{g}, q0, q1, sampleGrid(g, q1), T(1.7320508075688772), thickness,
+                     T(0.05) * T(g.cell));
+}
+template <class T>
+SMASH_HD SdfSample<T> sweptGridSample(const GridSdfView& g, T thickness, const Vec3<T>& c0,
                                       const Mat3<T>& R0, const Vec3<T>& x0, const Vec3<T>& c1,
                                       const Mat3<T>& R1, const Vec3<T>& x1) {
-  const Vec3<T> q1 = glm::transpose(R1) * (x1 - c1);
-  const SdfSample<T> end = sampleGrid(g, q1);
-  const SdfSample<T> s = sweptSample(GridField<T>{g}, Vec3<T>(glm::transpose(R0) * (x0 - c0)), q1, end,
-                                     T(1.7320508075688772), thickness, T(0.05) * T(g.cell));
+  const SdfSample<T> s =
+      sweptGridLocal(g, thickness, Vec3<T>(glm::transpose(R0) * (x0 - c0)), Vec3<T>(glm::transpose(R1) * (x1 - c1)));
   return {s.phi, R1 * s.gradient};
 }
 

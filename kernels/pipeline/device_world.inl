@@ -457,6 +457,9 @@ class DeviceWorld final : public World {
     stage(kColliderContacts, [&] {
       launch("NearColliders", nb, NearColliders{p}, nb * (BD + 4 * K));
       launch("ChunkContactCounts", chunks, ChunkContactCounts{p}, chunks * (8 + 8 * K) + nb * BD);
+      // The colliders a body may have swept into this step (step_kernels.h, "two kernels each"):
+      // modelled as the decision only, which is all it does unless bodies move fast.
+      launch("SweptChunkContactCounts", chunks, SweptChunkContactCounts{p}, chunks * 8.0 + nb * 2 * BD);
       collective("scan (contact counts)", [&] {
         System::exclusiveScan(exec(), p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
       }, kScanLaunches, K * chunks + 1, (K * chunks + 1) * 8.0);
@@ -464,6 +467,7 @@ class DeviceWorld final : public World {
       const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
       const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
       launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
+      launch("SweptChunkContactsScatter", chunks, SweptChunkContactsScatter{p}, chunks * (8 + 8 * K) + nb * 2 * BD);
       launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 20) + 2 * contacts * C,
              mostContacts * (1 + scene_.solver.contactIterations));
     });
@@ -534,11 +538,13 @@ class DeviceWorld final : public World {
         // shapes), as for PairContactsOf. The scatter adds the scanned offsets and the points.
         const double pairBytes = pairs * (8 + 2 * BD);
         launch("NarrowChunkCounts", n, NarrowChunkCounts{p}, pairBytes + n * 4.0);
+        launch("SweptNarrowChunkCounts", n, SweptNarrowChunkCounts{p}, 2 * pairBytes);
         collective("scan (pair points per chunk)", [&] {
           System::exclusiveScan(exec(), p.narrowCount, n + 1, p.narrowOffset);
         }, kScanLaunches, n + 1, (n + 1) * 8.0);
         const double points = census_ ? censusSum(narrowCount_, n) : 0;
         launch("NarrowChunkScatter", n, NarrowChunkScatter{p}, pairBytes + n * (4 + 8.0) + points * PC);
+        launch("SweptNarrowChunkScatter", n, SweptNarrowChunkScatter{p}, 2 * pairBytes + n * 4.0);
         launch("NarrowPairTotals", pairCount_, NarrowPairTotals{p}, pairs * (8 + 8 + 8.0));
       } else {  // the per-body layout (or more elements than 32-bit indices: the same points)
         launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),

@@ -301,16 +301,30 @@ SMASH_HD float travelOf(const BodyData& start, const BodyData& b, float radius) 
   return glm::length(b.centre - start.centre) + turnChord(start.rotation, b.rotation) * radius;
 }
 
-/// A particle's contact sample against collider c: swept from x0 when `swept` (math/swept.h),
-/// else at x1 only (the same value whenever sweeping could not change it).
-SMASH_HD SdfSample<float> colliderSampleOf(const Collider<float>& c, bool swept, const V3& x0, const V3& x1) {
-  return swept ? sweptColliderSample(c, x0, x1) : sdfCollider(c, x1);
+// The swept samples (math/swept.h) are out of line and load the start pose themselves: the rare
+// swept path then stays out of the gather loops — inlined, it kept the narrow phase's loop from
+// being inlined on the CPU (the 1,000-body pile took 30% longer with no trace running), and the
+// start poses it reads, hoisted out of the loops, took the wide kernels from 56 to 96–128
+// registers on the GPU.
+
+/// Particle i (shape index; `rest`: its shape's rest offsets) of a body whose pose at the step's
+/// start is `start`, at x1 on its predicted pose, against collider `c`. Pointers only, into
+/// backend memory: a reference to the kernel's parameters or to a copy in registers makes the GPU
+/// compiler copy them to the stack.
+SMASH_HD_NOINLINE SdfSample<float> sweptColliderAt(const Collider<float>* c, const Float4* rest,
+                                                   const BodyData* start, int i, V3 x1) {
+  return sweptColliderSample(*c, start->centre + start->rotation * xyz(load4(rest[i])), x1);
 }
 
-/// Particle i's (shape index) position at the body's pose.
-SMASH_HD V3 particleAt(const StepParams& p, const BodyData& b, int i) {
-  return b.centre + b.rotation * xyz(load4(p.rest[p.shapes[b.shape].restOffset + i]));
+/// Particle i (rest offset r) of a body whose pose at the step's start is `self0`, at x1 on its
+/// predicted pose, against the field of a body (shape `theirs`) that moved from `other0` to
+/// `other`, swept in the other body's frame (sweptGridSample). Pointers only, as above.
+SMASH_HD_NOINLINE SdfSample<float> sweptPairAt(const ShapeData* theirs, const BodyData* self0, const BodyData* other0,
+                                               const BodyData* other, V3 r, V3 x1) {
+  return sweptGridSample(theirs->sdf, theirs->thickness, other0->centre, other0->rotation,
+                         V3(self0->centre + self0->rotation * r), other->centre, other->rotation, x1);
 }
+
 
 /// The contact of particle i (shape index, lever arm r) with collider k, sampled as s.
 SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<float>& s) {
@@ -337,8 +351,8 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const B
     const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
     for (int i = 0; i < shape.count; ++i) {
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
-      const V3 x0 = swept ? particleAt(p, start, i) : V3(0.0f);
-      SdfSample<float> s = colliderSampleOf(p.colliders[k], swept, x0, b.centre + r);
+      SdfSample<float> s = swept ? sweptColliderAt(p.colliders + k, p.rest + shape.restOffset, &start, i, b.centre + r)
+                                 : sdfCollider(p.colliders[k], b.centre + r);
       if (!(s.phi < p.contactMargin)) continue;
       // Full: keep the deepest contacts, count what was dropped.
       if (keepDeepest(slots, count, p.contactCapacity, colliderContact(r, i, k, s))) ++overflow;
@@ -488,54 +502,81 @@ struct NearColliders {
   }
 };
 
+// The wide gathers run as two kernels each: the plain one takes the colliders (or pair sides)
+// a body cannot have swept into this step (maySweep false: by far the most), the "Swept" one the
+// others. Each count and each slot is written by exactly one of them, so the result is the
+// single pass's to the bit; the plain kernel keeps its 56 registers (with the swept sample in the
+// same kernel, 80–128: kernels/gpu_budget.txt).
+
+/// Whether collider k is the swept kernel's (Swept) or the plain one's, for the body of `range`.
+SMASH_HD bool sweptCollider(const StepParams& p, int body, int k) {
+  const BodyData& b = p.bodies[body];
+  return maySweep(travelOf(p.bodiesStart[body], b, p.shapes[b.shape].radius), colliderThickness(p.colliders[k]));
+}
+
 /// Per chunk: how many of its particles are contacts with each collider (the scan of these
 /// counts places every contact).
+template <bool Swept>
+SMASH_HD void chunkContactCounts(const StepParams& p, int c) {
+  const ChunkRange range = chunkRange(p, c);
+  const BodyData& b = p.bodies[range.body];
+  const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
+  for (int k = 0; k < p.colliderCount; ++k) {
+    if (sweptCollider(p, range.body, k) != Swept) continue;
+    int count = 0;
+    if (p.bodyNear[range.body * p.colliderCount + k])
+      for (int i = range.first; i < range.end; ++i) {
+        const V3 x1 = b.centre + leverArm(b, rest, i);
+        SdfSample<float> s;
+        if constexpr (Swept)
+          s = sweptColliderAt(p.colliders + k, rest, p.bodiesStart + range.body, i - b.particleOffset, x1);
+        else
+          s = sdfCollider(p.colliders[k], x1);
+        count += s.phi < p.contactMargin ? 1 : 0;
+      }
+    p.chunkContactCount[chunkCountIndex(p, range.body, k, c)] = count;
+  }
+}
 struct ChunkContactCounts {
   StepParams p;
-  SMASH_HD void operator()(int c) const {
-    const ChunkRange range = chunkRange(p, c);
-    const BodyData& b = p.bodies[range.body];
-    const BodyData& start = p.bodiesStart[range.body];
-    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
-    const float travel = travelOf(start, b, p.shapes[b.shape].radius);
-    for (int k = 0; k < p.colliderCount; ++k) {
-      int count = 0;
-      const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
-      if (p.bodyNear[range.body * p.colliderCount + k])
-        for (int i = range.first; i < range.end; ++i) {
-          const V3 x0 = swept ? start.centre + leverArm(start, rest, i) : V3(0.0f);
-          count += colliderSampleOf(p.colliders[k], swept, x0, b.centre + leverArm(b, rest, i)).phi < p.contactMargin ? 1 : 0;
-        }
-      p.chunkContactCount[chunkCountIndex(p, range.body, k, c)] = count;
-    }
-  }
+  SMASH_HD void operator()(int c) const { chunkContactCounts<false>(p, c); }
+};
+struct SweptChunkContactCounts {
+  StepParams p;
+  SMASH_HD void operator()(int c) const { chunkContactCounts<true>(p, c); }
 };
 
 /// Per chunk: writes its contacts into its body's slots at the scanned positions (those past the
 /// body's capacity are left to SolveColliderContacts).
-struct ChunkContactsScatter {
-  StepParams p;
-  SMASH_HD void operator()(int c) const {
-    const ChunkRange range = chunkRange(p, c);
-    const BodyData& b = p.bodies[range.body];
-    const BodyData& start = p.bodiesStart[range.body];
-    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
-    const int base = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[range.body]];
-    ContactSlot* slots = p.contacts + static_cast<long long>(range.body) * p.contactCapacity;
-    const float travel = travelOf(start, b, p.shapes[b.shape].radius);
-    for (int k = 0; k < p.colliderCount; ++k) {
-      const int at = chunkCountIndex(p, range.body, k, c);
-      if (p.chunkContactCount[at] == 0) continue;
-      const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
-      int slot = p.chunkContactOffset[at] - base;
-      for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
-        const V3 r = leverArm(b, rest, i);
-        const V3 x0 = swept ? start.centre + leverArm(start, rest, i) : V3(0.0f);
-        const SdfSample<float> s = colliderSampleOf(p.colliders[k], swept, x0, b.centre + r);
-        if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
-      }
+template <bool Swept>
+SMASH_HD void chunkContactsScatter(const StepParams& p, int c) {
+  const ChunkRange range = chunkRange(p, c);
+  const BodyData& b = p.bodies[range.body];
+  const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
+  const int base = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[range.body]];
+  ContactSlot* slots = p.contacts + static_cast<long long>(range.body) * p.contactCapacity;
+  for (int k = 0; k < p.colliderCount; ++k) {
+    const int at = chunkCountIndex(p, range.body, k, c);
+    if (p.chunkContactCount[at] == 0 || sweptCollider(p, range.body, k) != Swept) continue;
+    int slot = p.chunkContactOffset[at] - base;
+    for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
+      const V3 r = leverArm(b, rest, i);
+      SdfSample<float> s;
+      if constexpr (Swept)
+        s = sweptColliderAt(p.colliders + k, rest, p.bodiesStart + range.body, i - b.particleOffset, b.centre + r);
+      else
+        s = sdfCollider(p.colliders[k], b.centre + r);
+      if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
     }
   }
+}
+struct ChunkContactsScatter {
+  StepParams p;
+  SMASH_HD void operator()(int c) const { chunkContactsScatter<false>(p, c); }
+};
+struct SweptChunkContactsScatter {
+  StepParams p;
+  SMASH_HD void operator()(int c) const { chunkContactsScatter<true>(p, c); }
 };
 
 /// Per body: sequential impulses over its gathered contacts. A body with more contacts than its
@@ -803,12 +844,12 @@ SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>
 /// a's; the normal points from b towards a). False when it is not within the margin.
 /// The point is swept over the step (math/swept.h) from the bodies' poses at the step's start,
 /// A0 and B0, so a point that went through a thin body is still found.
-SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyData& B, const BodyData& A0,
-                            const BodyData& B0, int side, int i, float margin, bool swept, PairContact<float>& c) {
+/// `CanSweep` false compiles the swept sample out (the plain narrow kernels).
+template <bool CanSweep = true>
+SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyData& B, int a, int b, int side,
+                            int i, float margin, bool swept, PairContact<float>& c) {
   const BodyData& self = side == 0 ? A : B;
   const BodyData& other = side == 0 ? B : A;
-  const BodyData& self0 = side == 0 ? A0 : B0;
-  const BodyData& other0 = side == 0 ? B0 : A0;
   const ShapeData& mine = p.shapes[self.shape];
   const ShapeData& theirs = p.shapes[other.shape];
   const float reach = theirs.radius + margin;
@@ -818,10 +859,11 @@ SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyDa
   // The margin holds both bodies' travel this step, so a point that went through the other body
   // ends within it too.
   if (glm::dot(fromOther, fromOther) > reach * reach) return false;
-  const SdfSample<float> f =
-      swept ? sweptGridSample(theirs.sdf, theirs.thickness, other0.centre, other0.rotation,
-                              V3(self0.centre + self0.rotation * r), other.centre, other.rotation, x)
-            : sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
+  SdfSample<float> f;
+  if (CanSweep && swept)
+    f = sweptPairAt(&theirs, p.bodiesStart + (side == 0 ? a : b), p.bodiesStart + (side == 0 ? b : a), &other, r, x);
+  else
+    f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
   if (!(f.phi < margin)) return false;
   c = PairContact<float>{};
   c.ra = x - A.centre;
@@ -870,7 +912,7 @@ struct PairContactsOf {
       const bool swept = pairSideSwept(p, A, B, A0, B0, side, margin);
       for (int i = 0; i < n; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, A0, B0, side, i, margin, swept, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
+        if (pairContactAt(p, A, B, pairA(p, p.pairKeys[q]), pairB(p, p.pairKeys[q]), side, i, margin, swept, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
       }
     }
     p.pairContactCount[q] = count;
@@ -898,54 +940,68 @@ SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side,
   return first < n;
 }
 
-/// Per element: how many of its particles are contact points (written to narrowCount[e]).
+/// Per element: how many of its particles are contact points (written to narrowCount[e]). Two
+/// kernels, as the collider gathers: the plain one takes the sides that cannot have swept into the
+/// other body this step (and the elements past a body's chunks), the "Swept" one the others.
+template <bool Swept>
+SMASH_HD void narrowChunkCounts(const StepParams& p, int e) {
+  if (!Swept && e == 0) p.narrowCount[static_cast<long long>(p.pairCount) * 2 * p.narrowChunks] = 0;  // the scan's total
+  int q, side, first, end, found = 0;
+  if (!narrowElement(p, e, q, side, first, end)) {
+    if (!Swept) p.narrowCount[e] = 0;
+    return;
+  }
+  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const BodyData& A = p.bodies[a];
+  const BodyData& B = p.bodies[b];
+  const float margin = pairMargin(p, A, B);
+  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side, margin) != Swept) return;
+  for (int i = first; i < end; ++i) {
+    PairContact<float> c;
+    if (pairContactAt<Swept>(p, A, B, a, b, side, i, margin, Swept, c)) ++found;
+  }
+  p.narrowCount[e] = found;
+}
 struct NarrowChunkCounts {
   StepParams p;
-  SMASH_HD void operator()(int e) const {
-    if (e == 0) p.narrowCount[static_cast<long long>(p.pairCount) * 2 * p.narrowChunks] = 0;  // the scan's total
-    int q, side, first, end, found = 0;
-    if (narrowElement(p, e, q, side, first, end)) {
-      const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
-      const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
-      const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
-      const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
-      const float margin = pairMargin(p, A, B);
-      const bool swept = pairSideSwept(p, A, B, A0, B0, side, margin);
-      for (int i = first; i < end; ++i) {
-        PairContact<float> c;
-        if (pairContactAt(p, A, B, A0, B0, side, i, margin, swept, c)) ++found;
-      }
-    }
-    p.narrowCount[e] = found;
-  }
+  SMASH_HD void operator()(int e) const { narrowChunkCounts<false>(p, e); }
+};
+struct SweptNarrowChunkCounts {
+  StepParams p;
+  SMASH_HD void operator()(int e) const { narrowChunkCounts<true>(p, e); }
 };
 
 /// Per element: writes its points at their scanned places in the pair's slots, unless the pair
-/// has more points than slots.
+/// has more points than slots (plain and swept kernels as above).
+template <bool Swept>
+SMASH_HD void narrowChunkScatter(const StepParams& p, int e) {
+  int q, side, first, end;
+  if (!narrowElement(p, e, q, side, first, end)) return;
+  const long long pairFirst = static_cast<long long>(q) * 2 * p.narrowChunks;
+  const int total = p.narrowOffset[pairFirst + 2 * p.narrowChunks] - p.narrowOffset[pairFirst];
+  if (total > p.pairContactCapacity || p.narrowCount[e] == 0) return;
+  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const BodyData& A = p.bodies[a];
+  const BodyData& B = p.bodies[b];
+  const float margin = pairMargin(p, A, B);
+  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side, margin) != Swept) return;
+  PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
+  // Never more than counted, even if a recomputation rounded differently (nvcc may contract
+  // the two kernels' arithmetic differently): the slots past them are another element's.
+  const int counted = p.narrowCount[e];
+  int k = 0;
+  for (int i = first; i < end && k < counted; ++i) {
+    PairContact<float> c;
+    if (pairContactAt<Swept>(p, A, B, a, b, side, i, margin, Swept, c)) slots[k++] = c;
+  }
+}
 struct NarrowChunkScatter {
   StepParams p;
-  SMASH_HD void operator()(int e) const {
-    int q, side, first, end;
-    if (!narrowElement(p, e, q, side, first, end)) return;
-    const long long pairFirst = static_cast<long long>(q) * 2 * p.narrowChunks;
-    const int total = p.narrowOffset[pairFirst + 2 * p.narrowChunks] - p.narrowOffset[pairFirst];
-    if (total > p.pairContactCapacity || p.narrowCount[e] == 0) return;
-    const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
-    const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
-    const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
-    const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
-    const float margin = pairMargin(p, A, B);
-    const bool swept = pairSideSwept(p, A, B, A0, B0, side, margin);
-    PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
-    // Never more than counted, even if a recomputation rounded differently (nvcc may contract
-    // the two kernels' arithmetic differently): the slots past them are another element's.
-    const int counted = p.narrowCount[e];
-    int k = 0;
-    for (int i = first; i < end && k < counted; ++i) {
-      PairContact<float> c;
-      if (pairContactAt(p, A, B, A0, B0, side, i, margin, swept, c)) slots[k++] = c;
-    }
-  }
+  SMASH_HD void operator()(int e) const { narrowChunkScatter<false>(p, e); }
+};
+struct SweptNarrowChunkScatter {
+  StepParams p;
+  SMASH_HD void operator()(int e) const { narrowChunkScatter<true>(p, e); }
 };
 
 /// Per pair: its point count; a pair with more points than slots takes PairContactsOf's path.
