@@ -467,7 +467,6 @@ class DeviceWorld final : public World {
       const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
       const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
       launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
-      launch("SweptChunkContactsScatter", chunks, SweptChunkContactsScatter{p}, chunks * (8 + 8 * K) + nb * 2 * BD);
       launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 20) + 2 * contacts * C,
              mostContacts * (1 + scene_.solver.contactIterations));
     });

@@ -506,7 +506,8 @@ struct NearColliders {
 // a body cannot have swept into this step (maySweep false: by far the most), the "Swept" one the
 // others. Each count and each slot is written by exactly one of them, so the result is the
 // single pass's to the bit; the plain kernel keeps its 56 registers (with the swept sample in the
-// same kernel, 80–128: kernels/gpu_budget.txt).
+// same kernel, 80–128: kernels/gpu_budget.txt). The collider contacts of a body with a swept
+// collider are written by SolveColliderContacts' gather, as for a body past its capacity.
 
 /// Whether collider k is the swept kernel's (Swept) or the plain one's, for the body of `range`.
 SMASH_HD bool sweptCollider(const StepParams& p, int body, int k) {
@@ -547,41 +548,34 @@ struct SweptChunkContactCounts {
 };
 
 /// Per chunk: writes its contacts into its body's slots at the scanned positions (those past the
-/// body's capacity are left to SolveColliderContacts).
-template <bool Swept>
-SMASH_HD void chunkContactsScatter(const StepParams& p, int c) {
-  const ChunkRange range = chunkRange(p, c);
-  const BodyData& b = p.bodies[range.body];
-  const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
-  const int base = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[range.body]];
-  ContactSlot* slots = p.contacts + static_cast<long long>(range.body) * p.contactCapacity;
-  for (int k = 0; k < p.colliderCount; ++k) {
-    const int at = chunkCountIndex(p, range.body, k, c);
-    if (p.chunkContactCount[at] == 0 || sweptCollider(p, range.body, k) != Swept) continue;
-    int slot = p.chunkContactOffset[at] - base;
-    for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
-      const V3 r = leverArm(b, rest, i);
-      SdfSample<float> s;
-      if constexpr (Swept)
-        s = sweptColliderAt(p.colliders + k, rest, p.bodiesStart + range.body, i - b.particleOffset, b.centre + r);
-      else
-        s = sdfCollider(p.colliders[k], b.centre + r);
-      if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
-    }
-  }
-}
+/// body's capacity are left to SolveColliderContacts). A body with a collider it may have swept
+/// into is gathered again whole by SolveColliderContacts (as one past its capacity), so this
+/// kernel never runs the swept sample.
 struct ChunkContactsScatter {
   StepParams p;
-  SMASH_HD void operator()(int c) const { chunkContactsScatter<false>(p, c); }
-};
-struct SweptChunkContactsScatter {
-  StepParams p;
-  SMASH_HD void operator()(int c) const { chunkContactsScatter<true>(p, c); }
+  SMASH_HD void operator()(int c) const {
+    const ChunkRange range = chunkRange(p, c);
+    const BodyData& b = p.bodies[range.body];
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
+    const int base = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[range.body]];
+    ContactSlot* slots = p.contacts + static_cast<long long>(range.body) * p.contactCapacity;
+    for (int k = 0; k < p.colliderCount; ++k) {
+      const int at = chunkCountIndex(p, range.body, k, c);
+      if (p.chunkContactCount[at] == 0 || sweptCollider(p, range.body, k)) continue;
+      int slot = p.chunkContactOffset[at] - base;
+      for (int i = range.first; i < range.end && slot < p.contactCapacity; ++i) {
+        const V3 r = leverArm(b, rest, i);
+        const SdfSample<float> s = sdfCollider(p.colliders[k], b.centre + r);
+        if (s.phi < p.contactMargin) slots[slot++] = colliderContact(r, i - b.particleOffset, k, s);
+      }
+    }
+  }
 };
 
 /// Per body: sequential impulses over its gathered contacts. A body with more contacts than its
-/// capacity gathers again the way resolveBodyContacts does (keep the deepest, in its order) and
-/// counts the rest as overflow. Then arms the first push-out pass.
+/// capacity, or with a collider it may have swept into, gathers again the way resolveBodyContacts
+/// does (keep the deepest, in its order: the chunks' order when they fit) and counts the rest as
+/// overflow. Then arms the first push-out pass.
 struct SolveColliderContacts {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
@@ -590,7 +584,10 @@ struct SolveColliderContacts {
                       p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[bodyIndex]];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
     int count = total;
-    if (total > p.contactCapacity) {
+    bool swept = false;  // a collider it may have swept into: ChunkContactsScatter left it out
+    for (int k = 0; k < p.colliderCount; ++k)
+      swept = swept || (p.bodyNear[bodyIndex * p.colliderCount + k] && sweptCollider(p, bodyIndex, k));
+    if (total > p.contactCapacity || swept) {
       long long overflow = 0;
       count = 0;
       gatherContacts(p, p.bodiesStart[bodyIndex], b, slots, count, overflow);
