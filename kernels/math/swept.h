@@ -9,8 +9,8 @@
 // φ / L, which cannot pass the surface of a field whose slope is at most L, until φ is within a
 // tolerance of 0 (the entry point) or x1 is reached (no entry). When the point entered the solid
 // and its sample at x1 does not describe that entry — x1 is outside again (it went through), or
-// its normal leans more than 60° away from the entry normal (it is past the middle of a thin slab,
-// or nearer a side face of a box corner it cut) — the contact becomes the entry point's tangent
+// its normal leans more than 90° away from the entry normal (it is past the middle of a thin
+// slab) — the contact becomes the entry point's tangent
 // plane evaluated at x1: φ = φ(p) + (x1 − p)·n(p), n = n(p). The solver then sees a contact as
 // deep as the point went past the surface, pointing back the way the point came, and stops it
 // there (its targets close exactly the gap at the step's start). Samples that describe the entry
@@ -18,8 +18,8 @@
 //
 // Conservative advancement by time of impact (the alternative, Mirtich 1996; Box2D's TOI) stops
 // the whole body at the first hit and loses the rest of the step; this keeps the step and every
-// other contact of the body, and each point costs one extra sample unless it moved farther than
-// its distance from the surface.
+// other contact of the body. Nothing is sampled beyond the end sample unless the point moved more
+// than half the obstacle's thickness and its end sample does not already describe an entry.
 #pragma once
 
 #include "math/grid_sdf.h"
@@ -70,7 +70,9 @@ SMASH_HD SdfSample<T> sweptSample(const Field& field, const Vec3<T>& x0, const V
   const SdfSample<T> s = field(at);
   const T plane = s.phi + glm::dot(x1 - at, s.gradient);
   if (!(plane < T(0))) return end;  // x1 not past the entry's tangent plane: a graze
-  // The end sample describes the entry when x1 is inside on the entry's side (cos 60° = 1/2).
+  // The end sample describes the entry when x1 is inside with a normal within 90° of the entry's.
+  // (60° was tried: on the 1,000-body pile it replaced good samples of curved bunny surfaces by
+  // tangent planes and the deepest penetration after 100 frames rose from 1.1 to 2.5 cm.)
   if (end.phi < T(0) && glm::dot(end.gradient, s.gradient) > T(0)) return end;
   return {plane, s.gradient};
 }
