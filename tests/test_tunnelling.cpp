@@ -175,3 +175,52 @@ TEST_CASE("tunnelling: a hollow box dropped on a blade's edge does not swallow i
           CHECK(last < 0.001);
         }
 }
+
+// The swept sample itself (math/swept.h), against a 1 cm slab collider (the box |x| ≤ 5 mm, top
+// face y = 0.2, 0.4 m wide), with the exact field (L = 1) and with L = √3 as the grids use.
+TEST_CASE("swept samples: crossings are caught, near misses and slides off an edge are not", "[physics][tunnel]") {
+  Collider<double> slab;
+  slab.type = ColliderType::Box;
+  slab.point = glm::dvec3(0.0);
+  slab.halfExtents = glm::dvec3(kHalfSlab, 0.2, 0.2);
+  const double thickness = colliderThickness(slab);
+  REQUIRE(thickness == Approx(0.01));
+  for (double lipschitz : {1.0, std::sqrt(3.0)}) {
+    auto sample = [&](glm::dvec3 x0, glm::dvec3 x1) {
+      return sweptSample(ColliderField<double>{slab}, x0, x1, sdfCollider(slab, x1), lipschitz, thickness, 0.0);
+    };
+    INFO("Lipschitz bound " << lipschitz);
+    // Through the slab head on, and at 8° to its face: a contact on the entry face, as deep as
+    // the particle went past it.
+    for (double degrees : {90.0, 30.0, 8.0}) {
+      const double a = degrees * 3.14159265358979 / 180;
+      const glm::dvec3 dir(-std::sin(a), 0.0, std::cos(a));
+      // From 3 mm before the face to 1 cm past the far face.
+      const glm::dvec3 x0(kHalfSlab + 0.003, 0.0, -0.08);
+      const glm::dvec3 x1 = x0 + (0.023 / std::sin(a)) * dir;
+      const SdfSample<double> s = sample(x0, x1);
+      INFO(degrees << "°: φ " << s.phi << ", normal " << s.gradient.x);
+      CHECK(s.gradient.x == Approx(1.0));
+      CHECK(s.phi == Approx(x1.x - kHalfSlab).margin(1e-4));
+    }
+    // Starting 0.3 mm inside the face (a resting contact) and driven 2 cm through the slab: the
+    // contact is the face it started on.
+    {
+      const glm::dvec3 x0(kHalfSlab - 0.0003, 0.0, 0.0), x1(kHalfSlab - 0.0203, 0.0, 0.0);
+      const SdfSample<double> s = sample(x0, x1);
+      CHECK(s.gradient.x == Approx(1.0));
+      CHECK(s.phi == Approx(-0.0203).margin(1e-6));
+    }
+    // Sliding 0.1 mm above the face, 1 cm from its edge, off the edge 0.5 mm lower (it passes the
+    // edge 0.05 mm above it): no contact.
+    {
+      const glm::dvec3 x0(kHalfSlab + 0.0001, 0.19, 0.0), x1(kHalfSlab - 0.0004, 0.29, 0.0);
+      CHECK(sample(x0, x1).phi > 0.0);
+    }
+    // Passing 0.5 mm outside the slab's edge on a 1 m chord: no contact.
+    {
+      const glm::dvec3 x0(0.5, 0.2005, 0.0), x1(-0.5, 0.2005, 0.0);
+      CHECK(sample(x0, x1).phi > 0.0);
+    }
+  }
+}

@@ -30,7 +30,7 @@ namespace smash {
 
 /// Most sphere-tracing steps per chord; a chord that has not reached the surface or its end by
 /// then (a graze along the surface) keeps its end sample.
-constexpr int kSweepSteps = 24;
+constexpr int kSweepSteps = 64;
 
 /// The contact sample of a point that moved from x0 to x1 this step, given `end` = field(x1).
 /// `field(x)` returns an SdfSample; `lipschitz` bounds its slope (1 for an exact distance, √3 for
@@ -55,8 +55,8 @@ SMASH_HD SdfSample<T> sweptSample(const Field& field, const Vec3<T>& x0, const V
     return end;  // outside again: it would have crossed the obstacle's thickness besides
   }
   T phi = field.phi(x0);
-  if (!(phi > T(0))) return end;  // started touching or inside: its end sample as it is
-  if (!(end.phi < T(0)) && !(length > (phi + end.phi) / lipschitz + half)) return end;
+  // Started touching or inside (a resting contact): the entry is x0 itself.
+  if (phi > T(0) && !(end.phi < T(0)) && !(length > (phi + end.phi) / lipschitz + half)) return end;
   // The march needs φ only (fewer registers on a GPU); the gradient is sampled at the entry.
   const T tolerance = glm::max(T(1e-3) * length, resolution);
   T travelled = T(0);
@@ -67,6 +67,13 @@ SMASH_HD SdfSample<T> sweptSample(const Field& field, const Vec3<T>& x0, const V
     phi = field.phi(x0 + d * (travelled / length));
   }
   const Vec3<T> at = x0 + d * (travelled / length);
+  // Ending outside, the chord must be seen inside just past the entry (half the obstacle's
+  // thickness on, or two tolerances): a chord that only came close — past a convex edge, sliding
+  // off a face — did not cross, and its end sample stands.
+  if (!(end.phi < T(0))) {
+    const T probe = glm::min(glm::max(half, T(2) * tolerance), length - travelled);
+    if (!(field.phi(at + d * (probe / length)) < T(0))) return end;
+  }
   const SdfSample<T> s = field(at);
   const T plane = s.phi + glm::dot(x1 - at, s.gradient);
   if (!(plane < T(0))) return end;  // x1 not past the entry's tangent plane: a graze
@@ -77,13 +84,42 @@ SMASH_HD SdfSample<T> sweptSample(const Field& field, const Vec3<T>& x0, const V
   return {plane, s.gradient};
 }
 
+// Arithmetic the GPU compiler may not contract into fused multiply-adds (__fmul_rn, __fadd_rn):
+// whether a body or pair side is swept is decided again by each kernel that needs it, and must
+// come out the same in every one of them (a count written by one kernel and its contacts by
+// another). On the host nothing is contracted (ISO C++ mode).
+SMASH_HD float mulRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SMASH_HD float addRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+SMASH_HD double mulRn(double a, double b) { return a * b; }
+SMASH_HD double addRn(double a, double b) { return a + b; }
+template <class T>
+SMASH_HD T lengthRn(const Vec3<T>& v) {
+  return glm::sqrt(addRn(addRn(mulRn(v.x, v.x), mulRn(v.y, v.y)), mulRn(v.z, v.z)));
+}
+
 /// How far a point at unit distance from the centre moves when a body turns from R0 to R1:
-/// ‖R1 − R0‖₂ = 2 sin(θ/2) = √(3 − tr(R0ᵀ R1)).
+/// ‖R1 − R0‖_F / √2 ≥ ‖R1 − R0‖₂ = 2 sin(θ/2) (the Frobenius form: √(3 − tr R0ᵀR1) cancels in
+/// float for small turns).
 template <class T>
 SMASH_HD T turnChord(const Mat3<T>& R0, const Mat3<T>& R1) {
-  T trace = T(0);
-  for (int c = 0; c < 3; ++c) trace += glm::dot(R0[c], R1[c]);
-  return glm::sqrt(glm::max(T(3) - trace, T(0)));
+  T sum = T(0);
+  for (int c = 0; c < 3; ++c) {
+    const Vec3<T> e = R1[c] - R0[c];
+    sum = addRn(sum, addRn(addRn(mulRn(e.x, e.x), mulRn(e.y, e.y)), mulRn(e.z, e.z)));
+  }
+  return glm::sqrt(mulRn(sum, T(0.5)));
 }
 
 /// Whether a point that moved at most `travel` may be swept against an obstacle of `thickness`

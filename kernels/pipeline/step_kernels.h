@@ -298,7 +298,7 @@ SMASH_HD bool maySweepInto(const Collider<float>& collider, const BodyData& star
 
 /// How far any particle of body b (bounding radius `radius`) moved this step, from `start`.
 SMASH_HD float travelOf(const BodyData& start, const BodyData& b, float radius) {
-  return glm::length(b.centre - start.centre) + turnChord(start.rotation, b.rotation) * radius;
+  return addRn(lengthRn(V3(b.centre - start.centre)), mulRn(turnChord(start.rotation, b.rotation), radius));
 }
 
 // The swept samples (math/swept.h) are out of line and load the start pose themselves: the rare
@@ -879,16 +879,22 @@ SMASH_HD float pairMargin(const StepParams& p, const BodyData& A, const BodyData
 /// Whether side `side` of a pair may be swept (maySweep): a bound on how far its points moved in
 /// the other body's frame, m + chord(other) (reach + m) with m = |Δc_self − Δc_other| +
 /// chord(self) r_self, against the other body's thickness.
+SMASH_HD float speculativeRn(const StepParams& p, const BodyData& x) {
+  return mulRn(p.h, addRn(lengthRn(x.velocity), mulRn(lengthRn(x.angularVelocity), p.shapes[x.shape].radius)));
+}
 SMASH_HD bool pairSideSwept(const StepParams& p, const BodyData& A, const BodyData& B, const BodyData& A0,
-                            const BodyData& B0, int side, float margin) {
+                            const BodyData& B0, int side) {
   const BodyData& self = side == 0 ? A : B;
   const BodyData& other = side == 0 ? B : A;
   const BodyData& self0 = side == 0 ? A0 : B0;
   const BodyData& other0 = side == 0 ? B0 : A0;
   const ShapeData& theirs = p.shapes[other.shape];
-  const float m = glm::length((self.centre - self0.centre) - (other.centre - other0.centre)) +
-                  turnChord(self0.rotation, self.rotation) * p.shapes[self.shape].radius;
-  const float travel = m + turnChord(other0.rotation, other.rotation) * (theirs.radius + margin + m);
+  // Without contractions (mulRn, addRn): four kernels decide this and must agree. The margin is
+  // the pair's, recomputed the same way.
+  const float reach = addRn(theirs.radius, addRn(addRn(p.contactMargin, speculativeRn(p, A)), speculativeRn(p, B)));
+  const float m = addRn(lengthRn(V3((self.centre - self0.centre) - (other.centre - other0.centre))),
+                        mulRn(turnChord(self0.rotation, self.rotation), p.shapes[self.shape].radius));
+  const float travel = addRn(m, mulRn(turnChord(other0.rotation, other.rotation), addRn(reach, m)));
   return maySweep(travel, theirs.thickness);
 }
 
@@ -906,7 +912,7 @@ struct PairContactsOf {
     const float margin = pairMargin(p, A, B);
     for (int side = 0; side < 2; ++side) {
       const int n = p.shapes[(side == 0 ? A : B).shape].count;
-      const bool swept = pairSideSwept(p, A, B, A0, B0, side, margin);
+      const bool swept = pairSideSwept(p, A, B, A0, B0, side);
       for (int i = 0; i < n; ++i) {
         PairContact<float> c;
         if (pairContactAt(p, A, B, pairA(p, p.pairKeys[q]), pairB(p, p.pairKeys[q]), side, i, margin, swept, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
@@ -952,7 +958,7 @@ SMASH_HD void narrowChunkCounts(const StepParams& p, int e) {
   const BodyData& A = p.bodies[a];
   const BodyData& B = p.bodies[b];
   const float margin = pairMargin(p, A, B);
-  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side, margin) != Swept) return;
+  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side) != Swept) return;
   for (int i = first; i < end; ++i) {
     PairContact<float> c;
     if (pairContactAt<Swept>(p, A, B, a, b, side, i, margin, Swept, c)) ++found;
@@ -981,7 +987,7 @@ SMASH_HD void narrowChunkScatter(const StepParams& p, int e) {
   const BodyData& A = p.bodies[a];
   const BodyData& B = p.bodies[b];
   const float margin = pairMargin(p, A, B);
-  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side, margin) != Swept) return;
+  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side) != Swept) return;
   PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
   // Never more than counted, even if a recomputation rounded differently (nvcc may contract
   // the two kernels' arithmetic differently): the slots past them are another element's.
