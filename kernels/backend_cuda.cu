@@ -1,6 +1,7 @@
 // CUDA backend: Thrust's CUDA system, compiled by nvcc for sm_90.
 #include <thrust/system/cuda/execution_policy.h>
 #include <thrust/system/cuda/vector.h>
+#include <thrust/system_error.h>
 
 #include <cuda_runtime.h>
 
@@ -17,8 +18,8 @@ namespace {
 
 void check(cudaError_t err, const char* what, const char* file, int line) {
   if (err != cudaSuccess)
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             cudaGetErrorString(err));
+    throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                      cudaGetErrorString(err));
 }
 #define SMASH_CUDA_CHECK(call) check((call), #call, __FILE__, __LINE__)
 
@@ -152,6 +153,14 @@ std::size_t cudaFreeMemory() {
     return 0;
   }
   return free;
+}
+
+void rethrowCudaError() {
+  try {
+    throw;
+  } catch (const thrust::system_error& e) {
+    throw DeviceError(std::string("CUDA: ") + e.what());
+  }
 }
 
 std::string cudaDeviceName() {

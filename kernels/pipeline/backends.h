@@ -24,6 +24,9 @@ int cudaDeviceCount();
 std::size_t cudaFreeMemory();
 /// The current CUDA device's name.
 std::string cudaDeviceName();
+/// Inside a catch block: rethrows a Thrust or CUDA error (thrust::system_error) as a DeviceError,
+/// anything else as it is.
+[[noreturn]] void rethrowCudaError();
 #endif
 
 }  // namespace smash::pipeline

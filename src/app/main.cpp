@@ -2,12 +2,15 @@
 // benchmark a scene on several backends. `smash --help` and `smash <command> --help` document
 // every option; docs/cli.md has examples.
 //
-// Exit codes: 0 success (and the scene's checks passed), 1 a check failed, 2 bad input or usage
-// (the message names the file, field or option), 3 stopped by the watchdog, 4 the outputs could
-// not be written.
+// Exit codes (docs/cli.md): 0 success (and the scene's checks passed), 1 a check failed, 2 bad
+// input or usage (the message names the file, field or option), 3 stopped by the watchdog, 4 the
+// outputs could not be written, 5 out of memory or a device (CUDA) failure, 6 an internal error,
+// 130 / 143 interrupted by SIGINT / SIGTERM.
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -31,11 +34,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
-
-/// Thrown when outputs cannot be written (exit code 4).
-struct OutputError : smash::InputError {
-  using smash::InputError::InputError;
-};
 
 // The two kinds of world behind one small interface.
 struct Runner {
@@ -169,6 +167,7 @@ struct RunOptions {
   int frames = -1, substeps = -1, every = 10, exportEvery = 1, particlesEvery = 0, renderEvery = 1;
   int samples = 2;
   bool render = false, noGltf = false, noCsv = false, quiet = false;
+  bool outGiven = false;  ///< --out was on the command line (even as "")
 };
 
 std::string resolveBackend(const std::string& name) {
@@ -214,204 +213,368 @@ void parseSize(const std::string& size, int& w, int& h) {
   }
 }
 
-int runCommand(const RunOptions& o) {
-  smash::Scene scene = loadForRun(o.scene, o.method, o.frames, o.substeps);
-  const std::string backend = resolveBackend(o.backend);
-  int width = 0, height = 0;
-  parseSize(o.size, width, height);
-  if (o.render) smash::io::checkRenderOptions({width, height, o.samples});
-  std::size_t particles = 0;
-  for (const auto& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
-  std::string label, device;
-  std::unique_ptr<Runner> runner = makeRunner(backend, scene, label, device);
-  std::unique_ptr<smash::io::RunOutputs> outputs;
-  if (!o.out.empty()) {
-    smash::io::OutputOptions oo;
-    oo.folder = o.out;
-    oo.gltf = !o.noGltf;
-    oo.csv = !o.noCsv;
-    oo.exportEvery = o.exportEvery;
-    oo.particlesEvery = o.particlesEvery;
-    try {
-      outputs = std::make_unique<smash::io::RunOutputs>(scene, oo);
-    } catch (const smash::InputError& e) {
-      throw OutputError(e.what());
-    }
-  } else if (o.render) {
-    throw smash::InputError("--render: needs --out FOLDER to write the pictures into");
+// ---- Signals -------------------------------------------------------------------------------
+// SIGINT / SIGTERM set a flag that the run reads at every frame boundary (and between rendered
+// pictures): it stops there and publishes a consistent result marked "interrupted". A second
+// signal ends the process at once (its staging folder is removed by the next run into --out).
+
+volatile std::sig_atomic_t gSignal = 0;
+
+extern "C" void onSignal(int sig) {
+  if (gSignal != 0) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
   }
-  auto say = [&](const char* fmt, auto... args) {
-    if (!o.quiet) std::printf(fmt, args...);
-  };
-  say("scene %s: %zu bodies, %zu particles, method %s, backend %s on %s\n", scene.name.c_str(),
-      scene.bodies.size(), particles, smash::methodName(scene.solver.method), label.c_str(), device.c_str());
-  say("dt %g s per frame, %d substeps, %d frames (%.3f s)\n", scene.dt, scene.substeps, scene.frames,
-      scene.dt * scene.frames);
-  const bool bodies = scene.bodyContactsActive();
-  say("%7s %9s  %-34s %12s %12s%s\n", "frame", "time", "centre (body 0)", "kinetic", "penetration",
-      bodies ? "   body-body" : "");
-  const bool showProgress = o.progress == "always" || (o.progress == "auto" && !o.quiet);
-  Progress progress(scene.frames, double(particles), scene.stepDt(), scene.substeps, showProgress);
-  smash::RunChecks checks(scene.checks);
-  std::vector<glm::dvec3> centres;
-  std::vector<glm::dquat> rotations;
-  auto record = [&](int frame) {
-    if (!outputs) return;
-    smash::io::FramePoses f;
-    f.frame = frame;
-    f.time = frame * scene.dt;
-    runner->poses(f.centres, f.rotations);
-    try {
-      outputs->addFrame(f, frame == scene.frames);
-      if (outputs->wantsParticles(frame)) outputs->addParticles(frame, runner->particles());
-    } catch (const smash::InputError& e) {
-      throw OutputError(e.what());
+  gSignal = sig;
+}
+
+void catchSignals() {
+  struct sigaction action {};
+  action.sa_handler = onSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+// ---- smash run, in named steps ---------------------------------------------------------------
+
+/// What the frame loop ended with.
+struct LoopEnd {
+  int frames = 0;          ///< frames completed (and recorded)
+  int watchdogFrame = -1;  ///< the frame the watchdog stopped at (policy "stop"), or -1
+  int signal = 0;          ///< the signal that interrupted the run, or 0
+};
+
+class RunSession {
+ public:
+  explicit RunSession(const RunOptions& o) : o_(o) {}
+
+  int run() {
+    validateOptions();
+    scene_ = loadForRun(o_.scene, o_.method, o_.frames, o_.substeps);
+    for (const auto& b : scene_.bodies) particles_ += scene_.shapes[b.shape].rest.size();
+    backend_ = resolveBackend(o_.backend);
+    prepareOutputs();
+    catchSignals();
+    runner_ = makeRunner(backend_, scene_, label_, device_);
+    checks_ = std::make_unique<smash::RunChecks>(scene_.checks);
+    printHeader();
+    const LoopEnd end = runFrames();
+    if (end.watchdogFrame > 0) {
+      // A watchdog stop publishes nothing: the output folder stays as it was before the run.
+      if (outputs_) outputs_->abandon();
+      return 3;
     }
-  };
-  record(0);
-  std::int64_t steps = 0;
-  double stepSeconds = 0;
-  std::set<unsigned long long> reported;
-  int stoppedAt = -1;
-  // Observations copy every particle to the host: after every step only when the scene checks
-  // per-step quantities (max_penetration, bounds), else once per frame. The body–body
-  // penetration (a pass over every overlapping pair) likewise runs every frame only when the
-  // scene checks it, else on the frames the table prints.
-  const bool observeEveryStep = scene.checks.maxPenetration.has_value() || scene.checks.boundsMin.has_value();
-  const bool bodiesEveryFrame = scene.checks.maxBodyPenetration.has_value();
-  for (int f = 1; f <= scene.frames; ++f) {
-    smash::StepObservation last;
-    for (int s = 0; s < scene.substeps; ++s) {
-      auto t0 = Clock::now();
-      runner->step();
-      runner->sync();
-      stepSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
-      ++steps;
-      if (observeEveryStep || s + 1 == scene.substeps) {
-        last = runner->observation(steps);
-        checks.observe(last);
+    smash::Verdict verdict;
+    if (!end.signal) verdict = printVerdict();
+    if (outputs_) writeOutputs(end, verdict);
+    if (const int sig = end.signal ? end.signal : int(gSignal)) {
+      std::fprintf(stderr, "smash: stopped by %s after frame %d of %d%s\n", signalName(sig), end.frames,
+                   scene_.frames,
+                   outputs_ ? (end.signal ? "; the outputs hold the frames done (summary.json: \"interrupted\": true)"
+                                          : "; the outputs are complete")
+                            : "");
+      return 128 + sig;
+    }
+    return verdict.pass ? 0 : 1;
+  }
+
+ private:
+  /// Every option that can be wrong is checked before the scene is loaded or a step runs.
+  void validateOptions() {
+    parseSize(o_.size, width_, height_);
+    if (o_.render) smash::io::checkRenderOptions({width_, height_, o_.samples});
+    if (o_.outGiven && o_.out.empty()) throw smash::InputError("--out: the output folder must not be empty");
+    if (o_.render && o_.out.empty()) throw smash::InputError("--render: needs --out FOLDER to write the pictures into");
+    auto atLeast = [](const char* option, int value, int least) {
+      if (value < least)
+        throw smash::InputError(std::string(option) + ": must be a whole number >= " + std::to_string(least) +
+                                ", got " + std::to_string(value));
+    };
+    atLeast("--export-every", o_.exportEvery, 1);
+    atLeast("--render-every", o_.renderEvery, 1);
+    atLeast("--every", o_.every, 1);
+    atLeast("--particles", o_.particlesEvery, 0);
+    if (o_.frames != -1) atLeast("--frames", o_.frames, 0);
+    if (o_.substeps != -1) atLeast("--substeps", o_.substeps, 1);
+  }
+
+  /// The output folder is created, locked and staged before anything runs; the frames kept in
+  /// memory for the glTF and the pictures are bounded against the memory this process can use.
+  void prepareOutputs() {
+    if (o_.out.empty()) return;
+    smash::io::OutputOptions oo;
+    oo.folder = o_.out;
+    oo.gltf = !o_.noGltf;
+    oo.csv = !o_.noCsv;
+    oo.exportEvery = o_.exportEvery;
+    oo.particlesEvery = o_.particlesEvery;
+    oo.keepFrames = oo.gltf || o_.render;
+    if (oo.keepFrames) {
+      const double kept = double(scene_.frames) / o_.exportEvery + 2;
+      const double need = kept * double(smash::io::keptFrameBytes(scene_.bodies.size()));
+      const double have = double(smash::availableHostMemory()) / 2;
+      if (have > 0 && need > have) {
+        char text[400];
+        std::snprintf(text, sizeof text,
+                      "--out: %s keeps %.0f frames of %zu bodies in memory until the run ends (about %.2f GiB; "
+                      "%.2f GiB can be used); use --export-every K, fewer --frames%s",
+                      o_.render ? "animation.glb and the pictures" : "animation.glb", kept, scene_.bodies.size(),
+                      need / (1u << 30), have / (1u << 30), o_.render ? "" : ", or --no-gltf (poses.csv is streamed)");
+        throw smash::InputError(text);
       }
     }
-    // The watchdog: report each flagged body once; with the "stop" policy, stop here.
-    std::vector<smash::BodyIncident> incidents = runner->incidents();
+    outputs_ = std::make_unique<smash::io::RunOutputs>(scene_, oo);
+  }
+
+  template <class... Args>
+  void say(const char* fmt, Args... args) {
+    if (!o_.quiet) std::printf(fmt, args...);
+  }
+
+  void printHeader() {
+    say("scene %s: %zu bodies, %zu particles, method %s, backend %s on %s\n", scene_.name.c_str(),
+        scene_.bodies.size(), particles_, smash::methodName(scene_.solver.method), label_.c_str(), device_.c_str());
+    say("dt %g s per frame, %d substeps, %d frames (%.3f s)\n", scene_.dt, scene_.substeps, scene_.frames,
+        scene_.dt * scene_.frames);
+    say("%7s %9s  %-34s %12s %12s%s\n", "frame", "time", "centre (body 0)", "kinetic", "penetration",
+        scene_.bodyContactsActive() ? "   body-body" : "");
+  }
+
+  /// The poses of frame `frame` (and, on its stride, the particles) into the outputs.
+  void recordFrame(int frame, bool last) {
+    if (!outputs_) return;
+    smash::io::FramePoses f;
+    f.frame = frame;
+    f.time = frame * scene_.dt;
+    runner_->poses(f.centres, f.rotations);
+    outputs_->addFrame(f, last);
+    if (outputs_->wantsParticles(frame)) outputs_->addParticles(frame, runner_->particles());
+  }
+
+  /// Steps one frame's substeps, observing what the scene's checks need.
+  smash::StepObservation stepFrame() {
+    // Observations copy every particle to the host: after every step only when the scene checks
+    // per-step quantities (max_penetration, bounds), else once per frame.
+    const bool observeEveryStep = scene_.checks.maxPenetration.has_value() || scene_.checks.boundsMin.has_value();
+    smash::StepObservation last;
+    for (int s = 0; s < scene_.substeps; ++s) {
+      const auto t0 = Clock::now();
+      runner_->step();
+      runner_->sync();
+      stepSeconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
+      ++steps_;
+      if (observeEveryStep || s + 1 == scene_.substeps) {
+        last = runner_->observation(steps_);
+        checks_->observe(last);
+      }
+    }
+    return last;
+  }
+
+  /// The watchdog: each flagged body reported once; true when the policy says stop.
+  bool reportIncidents(int frame, Progress& progress) {
+    const std::vector<smash::BodyIncident> incidents = runner_->incidents();
     for (const smash::BodyIncident& incident : incidents)
-      if (reported.insert(incident.body).second) {
+      if (reported_.insert(incident.body).second) {
         progress.clear();
         std::printf("watchdog: body %llu: %s at step %lld\n", incident.body, smash::incidentName(incident.what),
                     incident.step);
       }
-    if (!incidents.empty() && scene.watchdog.policy == smash::Watchdog::Policy::Stop) {
-      progress.clear();
-      std::printf("stopped by the watchdog at frame %d (policy \"stop\"); results after this are not valid\n", f);
-      stoppedAt = f;
-      break;
-    }
-    const bool printing = !o.quiet && (f % o.every == 0 || f == scene.frames);
-    smash::BodyPenetration bp;
-    if (bodies && (bodiesEveryFrame || printing || f == scene.frames)) {
-      runner->poses(centres, rotations);
-      bp = smash::deepestBodyPenetration(scene, centres, rotations);
-      checks.observeBodies(bp, steps);
-    }
-    record(f);
-    if (printing) {
-      progress.clear();
-      glm::dvec3 c = runner->centre0();
-      char centre[64];
-      std::snprintf(centre, sizeof centre, "(%9.4f, %9.4f, %9.4f)", c.x, c.y, c.z);
-      std::printf("%7d %9.3f  %-34s %12.5g %12.3g", f, f * scene.dt, centre, runner->kineticEnergy(),
-                  last.deepestPenetration);
-      if (bodies) std::printf("  %10.3g", bp.depth);
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-    progress.update(f);
+    if (incidents.empty() || scene_.watchdog.policy != smash::Watchdog::Policy::Stop) return false;
+    progress.clear();
+    std::printf("stopped by the watchdog at frame %d (policy \"stop\"); results after this are not valid\n", frame);
+    return true;
   }
-  progress.update(stoppedAt > 0 ? stoppedAt : scene.frames, true);
-  if (stoppedAt > 0) {
-    if (outputs) outputs->abandon();
-    return 3;
+
+  void printRow(int frame, const smash::StepObservation& last, const smash::BodyPenetration& bp) {
+    const glm::dvec3 c = runner_->centre0();
+    char centre[64];
+    std::snprintf(centre, sizeof centre, "(%9.4f, %9.4f, %9.4f)", c.x, c.y, c.z);
+    std::printf("%7d %9.3f  %-34s %12.5g %12.3g", frame, frame * scene_.dt, centre, runner_->kineticEnergy(),
+                last.deepestPenetration);
+    if (scene_.bodyContactsActive()) std::printf("  %10.3g", bp.depth);
+    std::printf("\n");
+    std::fflush(stdout);
   }
-  const double finalEnergy = runner->kineticEnergy();
-  checks.finalKineticEnergy(finalEnergy);
-  smash::Verdict verdict = checks.finish(runner->maxParticleSpeed());
-  std::printf("verdict: %s\n", verdict.pass ? "PASS" : "FAIL");
-  for (const auto& line : verdict.lines) std::printf("  %s\n", line.c_str());
-  if (outputs) {
-    Json summary = {
-        {"smash_version", "0.1.0"},
-        {"scene", {{"name", scene.name}, {"file", o.scene}, {"bodies", scene.bodies.size()},
-                   {"particles", particles}, {"shapes", scene.shapes.size()}}},
-        {"backend", backend},
-        {"precision", backend == "reference" ? "double" : "float"},
-        {"device", device},
-        {"method", smash::methodName(scene.solver.method)},
-        {"dt", scene.dt},
-        {"substeps", scene.substeps},
-        {"frames", scene.frames},
-        {"steps", steps},
-        {"simulated_seconds", scene.frames * scene.dt},
-        {"timing", {{"step_seconds", stepSeconds},
-                    {"ms_per_step", steps ? 1e3 * stepSeconds / double(steps) : 0.0},
-                    {"particle_steps_per_second", stepSeconds > 0 ? double(particles) * double(steps) / stepSeconds : 0.0}}},
-        {"deepest_collider_penetration_m", checks.deepestPenetration()},
-        {"deepest_body_penetration", {{"m", checks.deepestBody().depth}, {"relative", checks.deepestBody().relative}}},
-        {"final_kinetic_energy_J", finalEnergy},
-        {"counters", runner->counters()},
-        {"verdict", {{"pass", verdict.pass}, {"checks", verdict.lines}}}};
-    try {
-      if (o.render) {
-        // Pictures from the recorded poses: frames/frame_NNNNN.png, preview.png (the last
-        // frame) and animation.mp4 when ffmpeg is installed.
-        const auto& frames = outputs->frames();
-        smash::io::RenderOptions ro;
-        ro.width = width;
-        ro.height = height;
-        ro.samples = o.samples;
-        smash::io::Renderer renderer(scene, frames, ro);
-        const std::string folder = (std::filesystem::path(o.out) / "frames").string();
-        std::filesystem::create_directories(folder);
-        int written = 0;
-        auto t0 = Clock::now();
-        for (std::size_t k = 0; k < frames.size(); k += static_cast<std::size_t>(o.renderEvery)) {
-          char name[32];
-          std::snprintf(name, sizeof name, "/frame_%05d.png", written++);
-          smash::io::writePng(folder + name, width, height, renderer.render(frames[k]));
-          if (!o.quiet && isatty(fileno(stderr)))
-            std::fprintf(stderr, "\r\033[Krendering %d/%zu", written, (frames.size() + o.renderEvery - 1) / o.renderEvery);
-        }
-        if (!o.quiet && isatty(fileno(stderr))) std::fprintf(stderr, "\r\033[K");
-        const std::string preview = (std::filesystem::path(o.out) / "preview.png").string();
-        smash::io::writePng(preview, width, height, renderer.render(frames.back()));
-        summary["render"] = {{"frames", written}, {"size", o.size}, {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
-                             {"preview", preview}};
-        if (smash::io::haveFfmpeg()) {
-          const std::string mp4 = (std::filesystem::path(o.out) / "animation.mp4").string();
-          const double fps = 1.0 / (scene.dt * o.exportEvery * o.renderEvery);
-          smash::io::encodeMp4(folder, fps, mp4);
-          summary["render"]["mp4"] = mp4;
-        } else {
-          summary["render"]["mp4"] = nullptr;
-          std::printf("note: ffmpeg not found, no animation.mp4 (the PNG frames are in %s)\n", folder.c_str());
-        }
+
+  LoopEnd runFrames() {
+    const bool showProgress = o_.progress == "always" || (o_.progress == "auto" && !o_.quiet);
+    Progress progress(scene_.frames, double(particles_), scene_.stepDt(), scene_.substeps, showProgress);
+    // The body–body penetration (a pass over every overlapping pair) runs every frame only when
+    // the scene checks it, else on the frames the table prints.
+    const bool bodies = scene_.bodyContactsActive();
+    const bool bodiesEveryFrame = scene_.checks.maxBodyPenetration.has_value();
+    std::vector<glm::dvec3> centres;
+    std::vector<glm::dquat> rotations;
+    LoopEnd end;
+    recordFrame(0, scene_.frames == 0);
+    for (int f = 1; f <= scene_.frames; ++f) {
+      if (gSignal) {
+        end.signal = gSignal;
+        break;
       }
-      for (const std::string& file : outputs->finish(summary)) say("wrote %s\n", file.c_str());
-    } catch (const smash::InputError& e) {
-      throw OutputError(e.what());
-    } catch (const std::filesystem::filesystem_error& e) {
-      throw OutputError(e.what());
+      const smash::StepObservation last = stepFrame();
+      if (reportIncidents(f, progress)) {
+        end.watchdogFrame = f;
+        break;
+      }
+      const bool printing = !o_.quiet && (f % o_.every == 0 || f == scene_.frames);
+      smash::BodyPenetration bp;
+      if (bodies && (bodiesEveryFrame || printing || f == scene_.frames)) {
+        runner_->poses(centres, rotations);
+        bp = smash::deepestBodyPenetration(scene_, centres, rotations);
+        checks_->observeBodies(bp, steps_);
+      }
+      recordFrame(f, f == scene_.frames);
+      end.frames = f;
+      if (printing) {
+        progress.clear();
+        printRow(f, last, bp);
+      }
+      progress.update(f);
     }
+    if (end.signal && outputs_ && end.frames < scene_.frames) recordFrame(end.frames, true);  // keep the last one
+    progress.update(end.watchdogFrame > 0 ? end.watchdogFrame : end.frames, true);
+    return end;
   }
-  return verdict.pass ? 0 : 1;
-}
+
+  smash::Verdict printVerdict() {
+    finalEnergy_ = runner_->kineticEnergy();
+    checks_->finalKineticEnergy(finalEnergy_);
+    smash::Verdict verdict = checks_->finish(runner_->maxParticleSpeed());
+    std::printf("verdict: %s\n", verdict.pass ? "PASS" : "FAIL");
+    for (const auto& line : verdict.lines) std::printf("  %s\n", line.c_str());
+    return verdict;
+  }
+
+  Json summary(const LoopEnd& end, const smash::Verdict& verdict) const {
+    Json j = {
+        {"smash_version", "0.1.0"},
+        {"scene", {{"name", scene_.name}, {"file", o_.scene}, {"bodies", scene_.bodies.size()},
+                   {"particles", particles_}, {"shapes", scene_.shapes.size()}}},
+        {"backend", backend_},
+        {"precision", backend_ == "reference" ? "double" : "float"},
+        {"device", device_},
+        {"method", smash::methodName(scene_.solver.method)},
+        {"dt", scene_.dt},
+        {"substeps", scene_.substeps},
+        {"frames", scene_.frames},
+        {"frames_completed", end.frames},
+        {"interrupted", end.signal != 0},
+        {"steps", steps_},
+        {"simulated_seconds", end.frames * scene_.dt},
+        {"timing", {{"step_seconds", stepSeconds_},
+                    {"ms_per_step", steps_ ? 1e3 * stepSeconds_ / double(steps_) : 0.0},
+                    {"particle_steps_per_second",
+                     stepSeconds_ > 0 ? double(particles_) * double(steps_) / stepSeconds_ : 0.0}}},
+        {"deepest_collider_penetration_m", checks_->deepestPenetration()},
+        {"deepest_body_penetration", {{"m", checks_->deepestBody().depth}, {"relative", checks_->deepestBody().relative}}},
+        {"counters", runner_->counters()}};
+    if (end.signal) {
+      j["interrupted_by"] = signalName(end.signal);
+      j["final_kinetic_energy_J"] = runner_->kineticEnergy();
+      j["verdict"] = {{"pass", nullptr}, {"checks", Json::array({"not evaluated: the run was interrupted"})}};
+    } else {
+      j["final_kinetic_energy_J"] = finalEnergy_;
+      j["verdict"] = {{"pass", verdict.pass}, {"checks", verdict.lines}};
+    }
+    return j;
+  }
+
+  /// Pictures from the recorded poses into the staging folder: frames/frame_NNNNN.png,
+  /// preview.png (the last frame) and animation.mp4 when ffmpeg is installed. A signal between
+  /// pictures drops the pictures (the rest of the outputs is still published).
+  Json render() {
+    const auto& frames = outputs_->frames();
+    smash::io::RenderOptions ro;
+    ro.width = width_;
+    ro.height = height_;
+    ro.samples = o_.samples;
+    smash::io::Renderer renderer(scene_, frames, ro);
+    const std::string folder = outputs_->staged("frames");
+    std::error_code ec;
+    if (!std::filesystem::create_directory(folder, ec))
+      throw smash::OutputError(outputs_->published("frames") + ": cannot create: " + ec.message());
+    int written = 0;
+    const auto t0 = Clock::now();
+    const bool tty = !o_.quiet && isatty(fileno(stderr));
+    const std::size_t total = (frames.size() + o_.renderEvery - 1) / o_.renderEvery;
+    for (std::size_t k = 0; k < frames.size(); k += static_cast<std::size_t>(o_.renderEvery)) {
+      if (gSignal) {
+        if (tty) std::fprintf(stderr, "\r\033[K");
+        std::filesystem::remove_all(folder, ec);
+        return {{"skipped", std::string("interrupted by ") + signalName(gSignal)}};
+      }
+      char name[32];
+      std::snprintf(name, sizeof name, "/frame_%05d.png", written++);
+      smash::io::writePng(folder + name, width_, height_, renderer.render(frames[k]));
+      if (tty) std::fprintf(stderr, "\r\033[Krendering %d/%zu", written, total);
+    }
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    smash::io::writePng(outputs_->staged("preview.png"), width_, height_, renderer.render(frames.back()));
+    Json r = {{"frames", written}, {"size", o_.size},
+              {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
+              {"preview", outputs_->published("preview.png")}};
+    if (smash::io::haveFfmpeg()) {
+      const double fps = 1.0 / (scene_.dt * o_.exportEvery * o_.renderEvery);
+      smash::io::encodeMp4(folder, fps, outputs_->staged("animation.mp4"));
+      r["mp4"] = outputs_->published("animation.mp4");
+    } else {
+      r["mp4"] = nullptr;
+      std::printf("note: ffmpeg not found, no animation.mp4 (the PNG frames are in %s)\n",
+                  outputs_->published("frames").c_str());
+    }
+    return r;
+  }
+
+  /// The summary, the pictures and the files, published together (RunOutputs::finish).
+  void writeOutputs(const LoopEnd& end, const smash::Verdict& verdict) {
+    Json j = summary(end, verdict);
+    if (o_.render) {
+      if (end.signal)
+        j["render"] = {{"skipped", std::string("interrupted by ") + signalName(end.signal)}};
+      else
+        j["render"] = render();
+    }
+    for (const std::string& file : outputs_->finish(j)) say("wrote %s\n", file.c_str());
+  }
+
+  const RunOptions& o_;
+  smash::Scene scene_;
+  std::string backend_, label_, device_;
+  std::size_t particles_ = 0;
+  int width_ = 0, height_ = 0;
+  std::unique_ptr<smash::io::RunOutputs> outputs_;
+  std::unique_ptr<Runner> runner_;
+  std::unique_ptr<smash::RunChecks> checks_;
+  std::set<unsigned long long> reported_;
+  std::int64_t steps_ = 0;
+  double stepSeconds_ = 0, finalEnergy_ = 0;
+};
+
+int runCommand(const RunOptions& o) { return RunSession(o).run(); }
 
 struct BenchOptions {
   std::string scene, backends = "auto", out;
   int frames = -1;
+  bool outGiven = false;
 };
 
 int benchmarkCommand(const BenchOptions& o) {
   smash::Scene scene = loadForRun(o.scene, "scene", o.frames, -1);
+  // The results file is created (as a temporary) before anything is timed: a path that cannot
+  // be written fails at once.
+  std::unique_ptr<smash::io::PendingFile> out;
+  if (o.outGiven) out = std::make_unique<smash::io::PendingFile>(o.out);
+  const std::int64_t totalSteps = std::int64_t(scene.frames) * scene.substeps;
+  if (totalSteps > std::numeric_limits<int>::max())
+    throw smash::InputError("--frames: " + std::to_string(scene.frames) + " frames x " +
+                            std::to_string(scene.substeps) + " substeps is more steps than a benchmark counts (2^31 - 1)");
   std::size_t particles = 0;
   for (const auto& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
   std::printf("scene %s: %zu bodies, %zu particles, %d frames x %d substeps\n", scene.name.c_str(),
@@ -427,7 +590,7 @@ int benchmarkCommand(const BenchOptions& o) {
     }
     std::string label, device;
     std::unique_ptr<Runner> runner = makeRunner(name, scene, label, device);
-    const int steps = scene.frames * scene.substeps;
+    const int steps = static_cast<int>(totalSteps);
     runner->step();  // warm-up: first-step allocations
     runner->sync();
     auto t0 = Clock::now();
@@ -443,13 +606,9 @@ int benchmarkCommand(const BenchOptions& o) {
                        {"ms_per_step", 1e3 * perStep}, {"ms_per_simulated_second", 1e3 * perSim},
                        {"particle_steps_per_second", double(particles) / perStep}});
   }
-  if (!o.out.empty()) {
+  if (out) {
     Json j = {{"scene", o.scene}, {"bodies", scene.bodies.size()}, {"particles", particles}, {"results", results}};
-    try {
-      smash::io::writeFileAtomically(o.out, j.dump(2) + "\n");
-    } catch (const smash::InputError& e) {
-      throw OutputError(e.what());
-    }
+    out->commit(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
     std::printf("wrote %s\n", o.out.c_str());
   }
   return 0;
@@ -457,10 +616,56 @@ int benchmarkCommand(const BenchOptions& o) {
 
 }  // namespace
 
+/// Inside a catch block: the message on stderr, and the exit code docs/cli.md gives the error.
+int reportError() {
+  std::fflush(stdout);
+  try {
+    try {
+      throw;
+    } catch (const smash::Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::filesystem::filesystem_error&) {
+      throw;
+    } catch (...) {
+      smash::rethrowAsSmashError();  // a CUDA / Thrust failure becomes a DeviceError
+    }
+  } catch (const smash::OutputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 4;
+  } catch (const smash::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // Loaders' path queries (a symlink loop, a name too long): bad input, named by its path.
+    std::fprintf(stderr, "error: %s: %s\n", smash::quoteToken(e.path1().string(), 200).c_str(),
+                 e.code().message().c_str());
+    return 2;
+  } catch (const smash::DeviceError& e) {
+    std::fprintf(stderr, "error: device: %s\n", e.what());
+    return 5;
+  } catch (const smash::OutOfMemory& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 5;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 5;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s (please report it)\n", e.what());
+    return 6;
+  } catch (...) {
+    std::fprintf(stderr, "internal error: unknown exception (please report it)\n");
+    return 6;
+  }
+  return 6;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"smash: a particle / shape-matching rigid-body solver (CUDA, OpenMP, serial, and a "
                "double-precision CPU reference)\n\nExit codes: 0 ok, 1 a scene check failed, 2 bad input or usage, "
-               "3 stopped by the watchdog, 4 outputs could not be written."};
+               "3 stopped by the watchdog, 4 outputs could not be written, 5 out of memory or a device failure, "
+               "6 internal error, 130/143 interrupted (SIGINT/SIGTERM)."};
   app.require_subcommand(1);
   RunOptions ro;
   auto* run = app.add_subcommand("run", "run a scene: per-frame table, progress, verdict; with --out, files too");
@@ -470,22 +675,20 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "reference", "cpp", "omp", "cuda"}));
   run->add_option("--method", ro.method, "solver method, overriding the scene's")
       ->check(CLI::IsMember({"scene", "shape_matching", "impulse"}));
-  run->add_option("--frames", ro.frames, "number of frames, overriding the scene's")->check(CLI::NonNegativeNumber);
-  run->add_option("--substeps", ro.substeps, "solver steps per frame, overriding the scene's")
-      ->check(CLI::Range(1, 100000));
+  run->add_option("--frames", ro.frames, "number of frames, overriding the scene's");
+  run->add_option("--substeps", ro.substeps, "solver steps per frame, overriding the scene's");
   run->add_option("--out", ro.out, "output folder: animation.glb, poses.csv, summary.json (created if missing)");
-  run->add_option("--export-every", ro.exportEvery, "keep every K-th frame in animation.glb and poses.csv")
-      ->check(CLI::PositiveNumber);
+  run->add_option("--export-every", ro.exportEvery, "keep every K-th frame in animation.glb and poses.csv");
   run->add_option("--particles", ro.particlesEvery, "also write particles/frame_NNNNNN.ply every K frames (debugging)")
-      ->check(CLI::NonNegativeNumber);
+      ;
   run->add_flag("--no-gltf", ro.noGltf, "do not write animation.glb");
   run->add_flag("--no-csv", ro.noCsv, "do not write poses.csv");
   run->add_flag("--render", ro.render, "render frames/frame_NNNNN.png, preview.png and (with ffmpeg) animation.mp4 "
                                        "with Embree on the CPU");
-  run->add_option("--render-every", ro.renderEvery, "render every K-th exported frame")->check(CLI::PositiveNumber);
+  run->add_option("--render-every", ro.renderEvery, "render every K-th exported frame");
   run->add_option("--size", ro.size, "picture size WIDTHxHEIGHT");
   run->add_option("--samples", ro.samples, "rays per pixel side (2 = 4 rays per pixel)")->check(CLI::Range(1, 8));
-  run->add_option("--every", ro.every, "print every K-th frame in the table")->check(CLI::PositiveNumber);
+  run->add_option("--every", ro.every, "print every K-th frame in the table");
   run->add_option("--progress", ro.progress, "progress on stderr: auto (unless --quiet), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   run->add_flag("--quiet", ro.quiet, "print only the verdict (and errors)");
@@ -498,7 +701,7 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("benchmark", "time a scene on one or more backends (ms per step, per simulated second)");
   bench->add_option("scene", bo.scene, "scene file (JSON)")->required();
   bench->add_option("--backends", bo.backends, "comma-separated: auto, cuda, omp, cpp, reference");
-  bench->add_option("--frames", bo.frames, "frames to time, overriding the scene's")->check(CLI::PositiveNumber);
+  bench->add_option("--frames", bo.frames, "frames to time, overriding the scene's");
   bench->add_option("--out", bo.out, "write the results as JSON");
   try {
     app.parse(argc, argv);
@@ -515,17 +718,17 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*bench) {
+      bo.outGiven = bench->count("--out") > 0;
+      if (bo.frames != -1 && bo.frames < 1)
+        throw smash::InputError("--frames: must be a whole number >= 1, got " + std::to_string(bo.frames));
       std::stringstream list(bo.backends);
       for (std::string name; std::getline(list, name, ',');)
         if (name != "auto" && name != "reference") smash::parseBackend(name);
       return benchmarkCommand(bo);
     }
+    ro.outGiven = run->count("--out") > 0;
     return runCommand(ro);
-  } catch (const OutputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 4;
-  } catch (const smash::InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
+  } catch (...) {
+    return reportError();
   }
 }

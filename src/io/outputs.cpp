@@ -1,9 +1,15 @@
 #include "io/outputs.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include <glm/gtx/quaternion.hpp>
 #include <tiny_gltf.h>
@@ -13,21 +19,121 @@
 namespace smash::io {
 namespace fs = std::filesystem;
 
+const char* const kRunOutputNames[7] = {"animation.glb", "poses.csv", "particles", "frames",
+                                        "preview.png", "animation.mp4", "summary.json"};
+
+namespace {
+
+std::string errnoText() { return std::strerror(errno); }
+
+/// Writes all of [data, data + size) to fd; false on any error (errno set).
+bool writeAll(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+/// Data written so far reaches the disk, then the descriptor is closed: false if either fails.
+bool syncAndClose(int fd) {
+  const bool synced = ::fsync(fd) == 0 || errno == EINVAL;  // EINVAL: a file that cannot sync
+  const int saved = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced) errno = saved;
+  return synced && closed;
+}
+
+}  // namespace
+
 void renameIntoPlace(const std::string& tmp, const std::string& file) {
   std::error_code ec;
   fs::rename(tmp, file, ec);
-  if (ec) throw InputError(file + ": cannot rename into place: " + ec.message());
+  if (ec) throw OutputError(file + ": cannot rename into place: " + ec.message());
+}
+
+void writeNewFile(const std::string& file, const void* data, std::size_t size) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw OutputError(file + ": cannot create: " + errnoText());
+  if (!writeAll(fd, data, size)) {
+    const std::string why = errnoText();
+    ::close(fd);
+    ::unlink(file.c_str());
+    throw OutputError(file + ": write failed: " + why);
+  }
+  if (!syncAndClose(fd)) {
+    const std::string why = errnoText();
+    ::unlink(file.c_str());
+    throw OutputError(file + ": write failed: " + why);
+  }
 }
 
 void writeFileAtomically(const std::string& file, const std::string& text) {
-  const std::string tmp = file + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(file + ": cannot write");
-    out << text;
-    if (!out.flush()) throw InputError(file + ": write failed (disk full?)");
+  std::string pattern = file + ".partial-XXXXXX";
+  const int fd = ::mkstemp(pattern.data());  // O_CREAT | O_EXCL: never an existing file or link
+  if (fd < 0) throw OutputError(file + ": cannot write: " + errnoText());
+  const bool ok = ::fchmod(fd, 0644) == 0 && writeAll(fd, text.data(), text.size());
+  const std::string why = errnoText();
+  if (!ok || !syncAndClose(fd)) {
+    if (ok) ::unlink(pattern.c_str());
+    else {
+      ::close(fd);
+      ::unlink(pattern.c_str());
+    }
+    throw OutputError(file + ": write failed: " + (ok ? errnoText() : why));
   }
-  renameIntoPlace(tmp, file);
+  try {
+    renameIntoPlace(pattern, file);
+  } catch (...) {
+    ::unlink(pattern.c_str());
+    throw;
+  }
+}
+
+PendingFile::PendingFile(std::string file) : file_(std::move(file)) {
+  if (file_.empty()) throw InputError("--out: the file name must not be empty");
+  std::error_code ec;
+  if (fs::is_directory(file_, ec)) throw OutputError(file_ + ": is a folder, not a file");
+  tmp_ = file_ + ".partial-XXXXXX";
+  fd_ = ::mkstemp(tmp_.data());  // O_CREAT | O_EXCL: never an existing file or link
+  if (fd_ < 0) throw OutputError(file_ + ": cannot write: " + errnoText());
+  ::fchmod(fd_, 0644);
+}
+
+PendingFile::~PendingFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void PendingFile::commit(const std::string& text) {
+  if (fd_ < 0) throw OutputError(file_ + ": already written");
+  const int fd = fd_;
+  fd_ = -1;
+  if (!writeAll(fd, text.data(), text.size())) {
+    const std::string why = errnoText();
+    ::close(fd);
+    ::unlink(tmp_.c_str());
+    throw OutputError(file_ + ": write failed: " + why);
+  }
+  if (!syncAndClose(fd)) {
+    const std::string why = errnoText();
+    ::unlink(tmp_.c_str());
+    throw OutputError(file_ + ": write failed: " + why);
+  }
+  try {
+    renameIntoPlace(tmp_, file_);
+  } catch (...) {
+    ::unlink(tmp_.c_str());
+    throw;
+  }
 }
 
 void writePly(const std::vector<glm::vec3>& positions, const std::string& file) {
@@ -39,7 +145,7 @@ void writePly(const std::vector<glm::vec3>& positions, const std::string& file) 
     std::snprintf(line, sizeof line, "%.7g %.7g %.7g\n", p.x, p.y, p.z);
     text += line;
   }
-  writeFileAtomically(file, text);
+  writeNewFile(file, text.data(), text.size());
 }
 
 namespace {
@@ -171,7 +277,7 @@ Mesh boxMesh(const glm::dvec3& half) {
 }  // namespace
 
 void writeGlb(const Scene& scene, const std::vector<FramePoses>& frames, const std::string& file) {
-  if (frames.empty()) throw InputError(file + ": no frames to write");
+  if (frames.empty()) throw OutputError(file + ": no frames to write");
   GltfBuilder g;
   tinygltf::Scene root;
   root.name = scene.name;
@@ -249,51 +355,92 @@ void writeGlb(const Scene& scene, const std::vector<FramePoses>& frames, const s
   g.model.scenes.push_back(root);
   g.model.defaultScene = 0;
   g.model.buffers[0].name = "data";
-  const std::string tmp = file + ".partial";
+  // Serialised in memory, then written with every write checked (tinygltf's file writer does not
+  // check them: a full disk left a truncated file behind).
+  std::ostringstream bytes;
   tinygltf::TinyGLTF writer;
-  if (!writer.WriteGltfSceneToFile(&g.model, tmp, true, true, false, true)) {
-    std::error_code ignore;
-    fs::remove(tmp, ignore);
-    throw InputError(file + ": cannot write the glTF file");
-  }
-  renameIntoPlace(tmp, file);
+  if (!writer.WriteGltfSceneToStream(&g.model, bytes, false, true) || !bytes)
+    throw OutputError(file + ": cannot encode the glTF file");
+  const std::string data = bytes.str();
+  writeNewFile(file, data.data(), data.size());
 }
 
 RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene), options_(std::move(options)) {
-  if (options_.folder.empty()) throw InputError("--out: an output folder is required");
+  if (options_.folder.empty()) throw InputError("--out: the output folder must not be empty");
   if (options_.exportEvery < 1) throw InputError("--export-every: must be >= 1");
+  const std::string& out = options_.folder;
   std::error_code ec;
-  fs::create_directories(options_.folder, ec);
-  if (ec || !fs::is_directory(options_.folder))
-    throw InputError(options_.folder + ": cannot create the output folder" + (ec ? ": " + ec.message() : ""));
-  // A finished run from before would look like this one: remove its summary first.
-  fs::remove(path("summary.json"), ec);
-  if (options_.csv) {
-    const std::string tmp = path("poses.csv") + ".partial";
-    csv_ = std::fopen(tmp.c_str(), "w");
-    if (!csv_) throw InputError(path("poses.csv") + ": cannot write");
-    partials_.push_back("poses.csv");
-    std::fprintf(csv_, "frame,time,body,x,y,z,qw,qx,qy,qz\n");
+  createdFolder_ = !fs::exists(fs::symlink_status(out, ec));
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out))
+    throw OutputError(out + ": cannot create the output folder" + (ec ? ": " + ec.message() : ""));
+  try {
+    // The lock: one run per folder. Taken on a file that stays (removing it would let a run that
+    // opened the old file and one that creates a new one both hold "the" lock); the path is
+    // checked to still name the locked file.
+    const std::string lock = (fs::path(out) / ".smash.lock").string();
+    lockFd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (lockFd_ < 0) throw OutputError(out + ": cannot write the output folder: " + errnoText());
+    if (::flock(lockFd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK)
+        throw OutputError(out + ": another smash run is writing to this output folder (it holds " + lock + ")");
+      throw OutputError(out + ": cannot lock the output folder: " + errnoText());
+    }
+    struct stat held {}, named {};
+    if (::fstat(lockFd_, &held) != 0 || ::lstat(lock.c_str(), &named) != 0 || held.st_ino != named.st_ino ||
+        held.st_dev != named.st_dev)
+      throw OutputError(out + ": the lock file " + lock + " was replaced while locking it; try again");
+    // Staging folders left by a run that was killed (SIGKILL, power loss) hold nothing anyone
+    // can use; with the lock held, no live run owns one.
+    for (const auto& entry : fs::directory_iterator(out, ec))
+      if (entry.path().filename().string().rfind(".smash-run-", 0) == 0 && entry.is_directory(ec) &&
+          !entry.is_symlink(ec)) {
+        std::error_code ignore;
+        fs::remove_all(entry.path(), ignore);
+      }
+    std::string pattern = (fs::path(out) / ".smash-run-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw OutputError(out + ": cannot write the output folder: " + errnoText());
+    staging_ = pattern;
+    if (options_.csv) {
+      const std::string file = staged("poses.csv");
+      const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0 || !(csv_ = ::fdopen(fd, "w"))) {
+        if (fd >= 0) ::close(fd);
+        throw OutputError(published("poses.csv") + ": cannot write: " + errnoText());
+      }
+      std::fprintf(csv_, "frame,time,body,x,y,z,qw,qx,qy,qz\n");
+    }
+    if (options_.particlesEvery > 0 && !fs::create_directory(staged("particles"), ec))
+      throw OutputError(published("particles") + ": cannot create: " + ec.message());
+  } catch (...) {
+    abandon();
+    throw;
   }
-  if (options_.particlesEvery > 0) fs::create_directories(path("particles"), ec);
 }
 
 RunOutputs::~RunOutputs() {
   if (!finished_) abandon();
+  if (lockFd_ >= 0) ::close(lockFd_);  // releases the lock
 }
 
-std::string RunOutputs::path(const std::string& name) const { return (fs::path(options_.folder) / name).string(); }
+std::string RunOutputs::staged(const std::string& name) const { return (fs::path(staging_) / name).string(); }
+std::string RunOutputs::published(const std::string& name) const {
+  return (fs::path(options_.folder) / name).string();
+}
 
 void RunOutputs::addFrame(const FramePoses& poses, bool last) {
   if (poses.frame % options_.exportEvery != 0 && !last) return;
-  if (!frames_.empty() && frames_.back().frame == poses.frame) return;
-  frames_.push_back(poses);
+  if (lastFrame_ == poses.frame) return;
+  lastFrame_ = poses.frame;
+  ++exported_;
+  if (options_.keepFrames) frames_.push_back(poses);
   if (csv_)
     for (std::size_t b = 0; b < poses.centres.size(); ++b) {
       const glm::dvec3& c = poses.centres[b];
       const glm::dquat& q = poses.rotations[b];
-      std::fprintf(csv_, "%d,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", poses.frame, poses.time, b, c.x, c.y,
-                   c.z, q.w, q.x, q.y, q.z);
+      if (std::fprintf(csv_, "%d,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", poses.frame, poses.time, b, c.x, c.y,
+                       c.z, q.w, q.x, q.y, q.z) < 0)
+        throw OutputError(published("poses.csv") + ": write failed: " + errnoText());
     }
 }
 
@@ -304,32 +451,75 @@ bool RunOutputs::wantsParticles(int frame) const {
 void RunOutputs::addParticles(int frame, const std::vector<glm::vec3>& positions) {
   char name[64];
   std::snprintf(name, sizeof name, "particles/frame_%06d.ply", frame);
-  writePly(positions, path(name));
-  particleFiles_.push_back(path(name));
+  writePly(positions, staged(name));
 }
 
 std::vector<std::string> RunOutputs::finish(nlohmann::json summary) {
-  std::vector<std::string> written;
+  std::vector<std::string> names;
   if (csv_) {
-    const bool ok = std::fflush(csv_) == 0 && !std::ferror(csv_);
-    std::fclose(csv_);
+    std::FILE* f = csv_;
     csv_ = nullptr;
-    if (!ok) throw InputError(path("poses.csv") + ": write failed (disk full?)");
-    renameIntoPlace(path("poses.csv") + ".partial", path("poses.csv"));
-    partials_.clear();
-    written.push_back(path("poses.csv"));
+    const bool flushed = std::fflush(f) == 0 && !std::ferror(f);
+    const int saved = errno;
+    const bool synced = flushed && (::fsync(fileno(f)) == 0 || errno == EINVAL);
+    const bool closed = std::fclose(f) == 0;
+    if (!flushed) errno = saved;
+    if (!flushed || !synced || !closed)
+      throw OutputError(published("poses.csv") + ": write failed: " + errnoText());
+    names.push_back("poses.csv");
   }
   if (options_.gltf) {
-    io::writeGlb(scene_, frames_, path("animation.glb"));
-    written.push_back(path("animation.glb"));
+    io::writeGlb(scene_, frames_, staged("animation.glb"));
+    names.push_back("animation.glb");
   }
-  if (options_.particlesEvery > 0) written.push_back(path("particles"));
+  if (options_.particlesEvery > 0) names.push_back("particles");
+  for (const char* name : {"frames", "preview.png", "animation.mp4"})
+    if (fs::exists(fs::symlink_status(staged(name)))) names.push_back(name);
+  std::vector<std::string> written;
+  for (const std::string& name : names) written.push_back(published(name));
   summary["files"] = written;
-  summary["exported_frames"] = frames_.size();
-  writeFileAtomically(path("summary.json"), summary.dump(2) + "\n");
-  written.push_back(path("summary.json"));
+  summary["exported_frames"] = exported_;
+  // Paths and names that are not UTF-8 are written with U+FFFD in their place.
+  const std::string text = summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  writeNewFile(staged("summary.json"), text.data(), text.size());
+  names.push_back("summary.json");
+  written.push_back(published("summary.json"));
+  publish(names);
   finished_ = true;
   return written;
+}
+
+void RunOutputs::publish(const std::vector<std::string>& names) {
+  // Renames only, inside one folder's file system: the previous run's outputs aside, the new
+  // set in (summary.json last), and on any failure every rename undone.
+  const std::string aside = staged(".previous");
+  std::error_code ec;
+  if (!fs::create_directory(aside, ec)) throw OutputError(options_.folder + ": cannot write: " + ec.message());
+  std::vector<std::string> movedAside, movedIn;
+  auto undo = [&] {
+    std::error_code ignore;
+    for (auto it = movedIn.rbegin(); it != movedIn.rend(); ++it) fs::rename(published(*it), staged(*it), ignore);
+    for (const std::string& name : movedAside) fs::rename((fs::path(aside) / name).string(), published(name), ignore);
+  };
+  for (const char* name : kRunOutputNames) {
+    if (!fs::exists(fs::symlink_status(published(name)))) continue;
+    fs::rename(published(name), (fs::path(aside) / name).string(), ec);
+    if (ec) {
+      undo();
+      throw OutputError(published(name) + ": cannot replace the previous run's output: " + ec.message());
+    }
+    movedAside.push_back(name);
+  }
+  for (const std::string& name : names) {
+    fs::rename(staged(name), published(name), ec);
+    if (ec) {
+      undo();
+      throw OutputError(published(name) + ": cannot rename into place: " + ec.message());
+    }
+    movedIn.push_back(name);
+  }
+  fs::remove_all(staging_, ec);  // the previous outputs with it
+  staging_.clear();
 }
 
 void RunOutputs::abandon() {
@@ -338,11 +528,13 @@ void RunOutputs::abandon() {
     csv_ = nullptr;
   }
   std::error_code ec;
-  for (const std::string& name : partials_) fs::remove(path(name) + ".partial", ec);
-  partials_.clear();
-  // Particle files of an unfinished run would pass for a run's output: remove them too.
-  for (const std::string& file : particleFiles_) fs::remove(file, ec);
-  particleFiles_.clear();
+  if (!staging_.empty()) fs::remove_all(staging_, ec);
+  staging_.clear();
+  if (createdFolder_) {
+    // A folder this run created goes too, with its lock file, if nothing else is in it.
+    fs::remove((fs::path(options_.folder) / ".smash.lock"), ec);
+    fs::remove(options_.folder, ec);
+  }
   finished_ = true;
 }
 

@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+
+#include <spawn.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include <embree3/rtcore.h>
 #include <glm/gtx/quaternion.hpp>
@@ -255,33 +260,51 @@ std::vector<unsigned char> Renderer::render(const FramePoses& poses) {
 }
 
 void writePng(const std::string& file, int width, int height, const std::vector<unsigned char>& rgb) {
-  const std::string tmp = file + ".partial";
-  if (!stbi_write_png(tmp.c_str(), width, height, 3, rgb.data(), width * 3))
-    throw InputError(file + ": cannot write PNG");
-  renameIntoPlace(tmp, file);
+  // Encoded in memory, then written as a new file with every write checked (stb's own file
+  // writer does not check them: a full disk left 0-byte and truncated PNGs behind).
+  std::vector<unsigned char> png;
+  auto append = [](void* context, void* data, int size) {
+    auto* out = static_cast<std::vector<unsigned char>*>(context);
+    const auto* p = static_cast<const unsigned char*>(data);
+    out->insert(out->end(), p, p + size);
+  };
+  if (!stbi_write_png_to_func(append, &png, width, height, 3, rgb.data(), width * 3) || png.empty())
+    throw OutputError(file + ": cannot encode the PNG");
+  writeNewFile(file, png.data(), png.size());
 }
 
 bool haveFfmpeg() { return std::system("command -v ffmpeg > /dev/null 2>&1") == 0; }
 
+std::string ffmpegPattern(const std::string& folder) {
+  // ffmpeg's image2 demuxer reads '%' in the whole path as a format: a literal one is "%%".
+  std::string escaped;
+  for (char c : folder) escaped += c == '%' ? std::string("%%") : std::string(1, c);
+  return escaped + "/frame_%05d.png";
+}
+
 void encodeMp4(const std::string& folder, double fps, const std::string& file) {
-  const std::string tmp = file + ".partial.mp4";
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.6g", fps);
-  // Paths are quoted; the folder and file come from the command line.
-  auto quote = [](const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  };
-  const std::string command = "ffmpeg -y -loglevel error -framerate " + std::string(rate) + " -i " +
-                              quote(folder + "/frame_%05d.png") +
-                              " -c:v libx264 -pix_fmt yuv420p -vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' " + quote(tmp);
-  if (std::system(command.c_str()) != 0) {
+  // Run without a shell (the paths come from the command line); "-n": never overwrite — the
+  // file is new in the run's private staging folder.
+  const std::string pattern = ffmpegPattern(folder);
+  std::vector<std::string> args = {"ffmpeg", "-nostdin", "-n", "-loglevel", "error", "-framerate", rate,
+                                   "-i", pattern, "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                                   "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", file};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (::posix_spawnp(&pid, "ffmpeg", nullptr, nullptr, argv.data(), environ) != 0)
+    throw OutputError(file + ": cannot start ffmpeg");
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw OutputError(file + ": lost track of ffmpeg");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::error_code ignore;
-    fs::remove(tmp, ignore);
-    throw InputError(file + ": ffmpeg failed to encode the frames");
+    fs::remove(file, ignore);
+    throw OutputError(file + ": ffmpeg failed to encode the frames");
   }
-  renameIntoPlace(tmp, file);
 }
 
 }  // namespace smash::io

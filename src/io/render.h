@@ -40,12 +40,15 @@ class Renderer {
   RenderOptions options_;
 };
 
-/// Writes an RGB image as PNG via "<file>.partial" and a rename; throws InputError on failure.
+/// Writes an RGB image as a new PNG file (writeNewFile); throws OutputError on failure.
 void writePng(const std::string& file, int width, int height, const std::vector<unsigned char>& rgb);
 
 /// Whether ffmpeg is on PATH.
 bool haveFfmpeg();
-/// Encodes folder/frame_%05d.png (H.264, yuv420p) into `file`; throws InputError on failure.
+/// ffmpeg's input pattern for folder/frame_NNNNN.png ('%' in the folder escaped).
+std::string ffmpegPattern(const std::string& folder);
+/// Encodes folder/frame_%05d.png (H.264, yuv420p) into the new file `file` (ffmpeg run without a
+/// shell); throws OutputError on failure.
 void encodeMp4(const std::string& folder, double fps, const std::string& file);
 
 }  // namespace smash::io

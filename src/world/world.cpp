@@ -74,10 +74,6 @@ std::string backendDevice(Backend backend) {
 
 namespace {
 
-std::size_t hostMemory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : 0;
-}
 
 std::string gib(double bytes) {
   char buf[32];
@@ -105,14 +101,50 @@ std::unique_ptr<World> createUnchecked(Backend backend, const Scene& scene, Step
 
 }  // namespace
 
+std::size_t availableHostMemory() {
+  // MemAvailable (what can be allocated without swapping), else physical memory.
+  std::size_t have = 0;
+  {
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string line; std::getline(meminfo, line);)
+      if (line.rfind("MemAvailable:", 0) == 0) {
+        have = static_cast<std::size_t>(std::strtoull(line.c_str() + 13, nullptr, 10)) * 1024;
+        break;
+      }
+  }
+  if (have == 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    have = pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : 0;
+  }
+  // A cgroup v2 limit (containers, systemd slices): what is left under memory.max.
+  auto readNumber = [](const char* file, std::size_t& value) {
+    std::ifstream in(file);
+    std::string text;
+    if (!(in >> text) || text == "max") return false;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (end == text.c_str()) return false;
+    value = static_cast<std::size_t>(v);
+    return true;
+  };
+  std::size_t limit = 0, used = 0;
+  if (readNumber("/sys/fs/cgroup/memory.max", limit)) {
+    readNumber("/sys/fs/cgroup/memory.current", used);
+    const std::size_t left = limit > used ? limit - used : 0;
+    have = have ? std::min(have, left) : left;
+  }
+  return have;
+}
+
 std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy strategy) {
-  // Rejected up front when the buffers cannot fit (CPU backends also hold a staging copy while
-  // they are built, hence twice the buffers against the machine's memory).
+  // Rejected up front when the buffers cannot fit: the estimate is the allocator's own buffer
+  // list (backendBytes); CPU backends also hold a staging copy while they are built, hence twice
+  // the buffers against the memory available to this process (MemAvailable, cgroup memory.max).
   requireBakedShapes(scene);
-  const std::size_t need = pipeline::backendBytes(scene, strategy == StepStrategy::Auto && backend == Backend::Cuda
-                                                               ? StepStrategy::PerParticle
-                                                               : strategy);
-  std::size_t have = hostMemory() / 2;
+  std::size_t need = pipeline::backendBytes(scene, strategy == StepStrategy::Auto && backend == Backend::Cuda
+                                                         ? StepStrategy::PerParticle
+                                                         : strategy);
+  std::size_t have = availableHostMemory() / 2;
 #if defined(SMASH_HAVE_CUDA)
   if (backend == Backend::Cuda && backendAvailable(Backend::Cuda)) have = pipeline::cudaFreeMemory();
 #endif
@@ -125,10 +157,22 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
   try {
     return createUnchecked(backend, scene, strategy);
   } catch (const std::bad_alloc&) {
-    throw InputError((scene.path.empty() ? std::string("scene") : scene.path) + ": out of " +
-                     backendName(backend) + " memory while allocating " + gib(double(need)) +
-                     " for " + std::to_string(particles) + " particles");
+    throw OutOfMemory((scene.path.empty() ? std::string("scene") : scene.path) + ": out of " +
+                      backendName(backend) + " memory while allocating " + gib(double(need)) +
+                      " for " + std::to_string(particles) + " particles");
+  } catch (const Error&) {
+    throw;
+  } catch (...) {
+    rethrowAsSmashError();
   }
+}
+
+[[noreturn]] void rethrowAsSmashError() {
+#if defined(SMASH_HAVE_CUDA)
+  pipeline::rethrowCudaError();
+#else
+  throw;
+#endif
 }
 
 void saveStateFile(const World& world, const std::string& path) {

@@ -161,4 +161,11 @@ double kineticEnergy(const World& world, const Scene& scene);
 /// What a backend runs on, for reports: the GPU's name, or the CPU model and thread count.
 std::string backendDevice(Backend backend);
 
+/// Bytes this process can still allocate on the host: min(MemAvailable, what is left under the
+/// cgroup's memory.max); physical memory when /proc/meminfo cannot be read.
+std::size_t availableHostMemory();
+
+/// Inside a catch block: rethrows a CUDA / Thrust failure as DeviceError, anything else as it is.
+[[noreturn]] void rethrowAsSmashError();
+
 }  // namespace smash

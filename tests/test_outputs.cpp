@@ -1,0 +1,307 @@
+// The output contract of `smash run` under faults (docs/cli.md "Outputs", docs/reliability.md):
+// a full disk, a concurrent run, planted symlinks, a reused folder, signals, paths with '%', and
+// bounded memory. Each case runs the real command into a fresh folder and reads what it left.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/outputs.h"
+#include "scene/scene.h"
+#include "test_util.h"
+
+using smash::test::runCommand;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string smashCmd(const std::string& args) { return std::string(SMASH_EXE) + " " + args; }
+std::string lab() { return smash::test::sourcePath("scenes/lab_bunny.json"); }
+
+std::string freshFolder(const std::string& name) {
+  const std::string dir = "smash_test_faults_" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string readFile(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Every entry below `folder` (relative names; folders marked with a trailing '/') and each
+/// regular file's contents: a folder's state, to compare before and after a run.
+std::map<std::string, std::string> snapshot(const std::string& folder) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(folder)) {
+    const std::string rel = fs::relative(e.path(), folder).string();
+    if (e.is_symlink()) out[rel + "@"] = fs::read_symlink(e.path()).string();
+    else if (e.is_directory()) out[rel + "/"] = "";
+    else out[rel] = readFile(e.path().string());
+  }
+  return out;
+}
+
+std::vector<std::string> names(const std::map<std::string, std::string>& snap) {
+  std::vector<std::string> n;
+  for (const auto& [k, v] : snap) n.push_back(k);
+  return n;
+}
+
+/// A complete run's folder: summary.json names every file, each exists; poses.csv has one well
+/// formed row per exported frame and body.
+void requireConsistent(const std::string& out) {
+  const nlohmann::json summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+  for (const auto& f : summary["files"]) CHECK(fs::exists(f.get<std::string>()));
+  if (fs::exists(out + "/poses.csv")) {
+    std::ifstream csv(out + "/poses.csv");
+    std::string line;
+    std::getline(csv, line);
+    CHECK(line == "frame,time,body,x,y,z,qw,qx,qy,qz");
+    std::size_t rows = 0;
+    while (std::getline(csv, line)) {
+      ++rows;
+      CHECK(std::count(line.begin(), line.end(), ',') == 9);
+    }
+    CHECK(rows == summary["exported_frames"].get<std::size_t>() * summary["scene"]["bodies"].get<std::size_t>());
+  }
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    INFO(name);
+    CHECK(name.find(".partial") == std::string::npos);
+    CHECK(name.rfind(".smash-run-", 0) != 0);  // no staging folder left behind
+  }
+}
+
+bool haveFfmpeg() { return std::system("command -v ffmpeg > /dev/null 2>&1") == 0; }
+
+}  // namespace
+
+TEST_CASE("outputs: a full disk leaves the folder exactly as it was before the run", "[cli][outputs][faults]") {
+  const std::string out = freshFolder("full");
+  // A complete earlier run in the folder.
+  auto first = runCommand(smashCmd("run " + lab() + " --backend omp --frames 6 --out " + out + " --quiet"));
+  REQUIRE(first.exitCode == 1);  // too short to rest: a failed check, files written
+  const auto before = snapshot(out);
+  REQUIRE(before.count("summary.json"));
+  // File size limits of 40, 120 and 400 KB: the glTF (about 170 KB), a PNG, the CSV or the
+  // summary fails to be written, at different points of the finish.
+  for (const char* limit : {"40", "120", "400"})
+    for (const char* extra : {"", " --render --size 256x256 --samples 1", " --no-gltf --particles 1"}) {
+      const std::string cmd = std::string("trap '' XFSZ; ulimit -f ") + limit + "; " +
+                              smashCmd("run " + lab() + " --backend omp --frames 40 --out " + out + " --quiet" + extra);
+      auto r = runCommand(cmd);
+      INFO(cmd << "\n" << r.output);
+      if (r.exitCode == 1) {
+        // Everything fitted: then it must be a complete, consistent new set.
+        requireConsistent(out);
+        continue;
+      }
+      CHECK(r.exitCode == 4);
+      CHECK(r.output.find("File too large") != std::string::npos);
+      const auto after = snapshot(out);
+      CHECK(names(after) == names(before));
+      CHECK(after == before);
+    }
+}
+
+TEST_CASE("outputs: a second run into a locked folder fails at once; racing runs stay consistent",
+          "[cli][outputs][faults]") {
+  const std::string out = freshFolder("locked");
+  fs::create_directories(out);
+  const std::string lock = out + "/.smash.lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  // With --no-csv too: the folder is checked before step 1, not after the simulation.
+  for (const char* extra : {"", " --no-csv", " --no-csv --no-gltf"}) {
+    auto r = runCommand(smashCmd("run " + lab() + " --backend omp --frames 100000 --out " + out + extra));
+    INFO(r.output);
+    CHECK(r.exitCode == 4);
+    CHECK(r.output.find("another smash run is writing to this output folder") != std::string::npos);
+    CHECK(r.output.find("frame") == std::string::npos);  // no table: nothing was simulated
+  }
+  ::close(fd);
+  // Four runs started together into one folder: each either finishes or is refused (exit 4);
+  // what is left is one complete run's set.
+  const std::string cmd = "for i in 1 2 3 4; do " + smashCmd("run " + lab() + " --backend omp --frames 60 --out " + out +
+                                                              " --quiet > /dev/null 2>&1") +
+                          " & done; wait";
+  runCommand(cmd);
+  requireConsistent(out);
+  const nlohmann::json summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+  CHECK(summary["frames"] == 60);
+}
+
+TEST_CASE("outputs: planted symlinks are never followed", "[cli][outputs][faults]") {
+  const std::string out = freshFolder("symlinks");
+  fs::create_directories(out);
+  const std::string victim = fs::absolute("smash_test_faults_victim").string();
+  { std::ofstream(victim) << "precious"; }
+  for (const char* name : {"poses.csv", "poses.csv.partial", "summary.json", "summary.json.partial",
+                           "animation.glb", "preview.png", "frames"})
+    fs::create_symlink(victim, out + "/" + name);
+  auto r = runCommand(smashCmd("run " + lab() + " --backend omp --frames 5 --out " + out +
+                               " --quiet --render --size 32x32 --samples 1"));
+  INFO(r.output);
+  CHECK(r.exitCode == 1);
+  CHECK(readFile(victim) == "precious");
+  // The run's own files replaced the links (the links were previous outputs' names).
+  CHECK(!fs::is_symlink(out + "/poses.csv"));
+  CHECK(!fs::is_symlink(out + "/summary.json"));
+  CHECK(fs::is_directory(fs::symlink_status(out + "/frames")));
+  // The lock file planted as a link: refused, victim untouched.
+  const std::string out2 = freshFolder("symlock");
+  fs::create_directories(out2);
+  fs::create_symlink(victim, out2 + "/.smash.lock");
+  auto r2 = runCommand(smashCmd("run " + lab() + " --backend omp --frames 5 --out " + out2 + " --quiet"));
+  INFO(r2.output);
+  CHECK(r2.exitCode == 4);
+  CHECK(readFile(victim) == "precious");
+}
+
+TEST_CASE("outputs: a reused folder holds only the latest run's outputs", "[cli][outputs][faults]") {
+  const std::string out = freshFolder("reused");
+  auto r1 = runCommand(smashCmd("run " + lab() + " --backend omp --frames 20 --out " + out +
+                                " --quiet --render --size 32x32 --samples 1 --particles 5"));
+  REQUIRE(r1.exitCode == 1);
+  REQUIRE(fs::exists(out + "/particles/frame_000020.ply"));
+  auto r2 = runCommand(smashCmd("run " + lab() + " --backend omp --frames 5 --out " + out +
+                                " --quiet --render --size 32x32 --samples 1 --no-gltf"));
+  INFO(r2.output);
+  REQUIRE(r2.exitCode == 1);
+  std::size_t pngs = 0;
+  for (const auto& e : fs::directory_iterator(out + "/frames")) pngs += e.path().extension() == ".png";
+  CHECK(pngs == 6);  // frames 0..5, none of the previous run's 21
+  CHECK(!fs::exists(out + "/animation.glb"));
+  CHECK(!fs::exists(out + "/particles"));
+  requireConsistent(out);
+  const nlohmann::json summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+  CHECK(summary["render"]["frames"] == 6);
+  // A run stopped by the watchdog leaves the previous complete set as it was.
+  const auto before = snapshot(out);
+  const std::string mesh = smash::test::sourcePath("scenes/meshes/bunny.obj");
+  const std::string scene = smash::test::writeTemp("faults_watchdog.json", R"({
+    "dt": 0.01, "frames": 50, "solver": {"body_contacts": false},
+    "materials": {"default": {}},
+    "shapes": {"bunny": {"mesh": ")" + mesh + R"(", "scale": 0.4}},
+    "bodies": [{"shape": "bunny", "position": [5, 1, 0], "velocity": [0, 50, 0]}],
+    "watchdog": {"max_speed": 20, "policy": "stop"}
+  })");
+  auto r3 = runCommand(smashCmd("run " + scene + " --backend omp --out " + out + " --particles 1"));
+  INFO(r3.output);
+  CHECK(r3.exitCode == 3);
+  CHECK(snapshot(out) == before);
+  // A killed run's staging folder (SIGKILL: nothing could clean it) is removed by the next run.
+  fs::create_directories(out + "/.smash-run-killed/frames");
+  auto r4 = runCommand(smashCmd("run " + lab() + " --backend omp --frames 2 --out " + out + " --quiet"));
+  CHECK(r4.exitCode == 1);
+  CHECK(!fs::exists(out + "/.smash-run-killed"));
+}
+
+TEST_CASE("outputs: SIGTERM and SIGINT stop at a frame boundary with a consistent result", "[cli][outputs][signals]") {
+  for (const char* sig : {"TERM", "INT"}) {
+    const std::string out = freshFolder(std::string("signal_") + sig);
+    // The run is started in the background, signalled after 1.5 s, and waited for: exit 128 + signal.
+    const std::string cmd = smashCmd("run " + lab() + " --backend omp --frames 1000000 --export-every 7 --out " +
+                                     out + " --render --size 32x32 --quiet") +
+                            " 2>&1 & P=$!; sleep 1.5; kill -" + sig + " $P; wait $P";
+    auto r = runCommand(cmd);
+    INFO(cmd << "\n" << r.output);
+    CHECK(r.exitCode == (std::string(sig) == "TERM" ? 143 : 130));
+    CHECK(r.output.find(std::string("stopped by SIG") + sig) != std::string::npos);
+    requireConsistent(out);
+    const nlohmann::json summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+    CHECK(summary["interrupted"] == true);
+    CHECK(summary["verdict"]["pass"].is_null());
+    CHECK(summary["render"].contains("skipped"));
+    const int done = summary["frames_completed"].get<int>();
+    CHECK(done > 0);
+    CHECK(summary["steps"].get<int>() == done * summary["substeps"].get<int>());
+    // The last completed frame is in the CSV even off the export stride.
+    std::ifstream csv(out + "/poses.csv");
+    std::string line, last;
+    while (std::getline(csv, line)) last = line;
+    CHECK(last.rfind(std::to_string(done) + ",", 0) == 0);
+  }
+}
+
+TEST_CASE("outputs: every output path is checked before step 1", "[cli][outputs][bad-input]") {
+  const std::string file = smash::test::writeTemp("faults_not_a_folder", "x");
+  struct Case {
+    std::string args;
+    int code;
+    std::string says;
+  };
+  const Case cases[] = {
+      {"--out \"\"", 2, "--out: the output folder must not be empty"},
+      {"--no-csv --out " + file, 4, "cannot create the output folder"},
+      {"--no-csv --no-gltf --out " + file + "/sub", 4, "cannot create the output folder"},
+      {"--export-every 0 --out x", 2, "--export-every: must be a whole number >= 1, got 0"},
+      {"--render-every 0 --out x", 2, "--render-every: must be a whole number >= 1, got 0"},
+  };
+  for (const Case& c : cases) {
+    auto r = runCommand(smashCmd("run " + lab() + " --backend omp --frames 1000000 " + c.args));
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exitCode == c.code);
+    CHECK(r.output.find(c.says) != std::string::npos);
+  }
+  // benchmark --out: a folder, or a path that cannot be created, fails before timing anything.
+  for (const std::string& bad : {std::string("."), file + "/sub.json"}) {
+    auto r = runCommand(smashCmd("benchmark " + lab() + " --backends omp --frames 1000000 --out " + bad));
+    INFO(r.output);
+    CHECK(r.exitCode == 4);
+    CHECK(r.output.find("ms/step") == std::string::npos);
+  }
+  // '%' in the folder name: ffmpeg's pattern is escaped.
+  const std::string out = freshFolder("pct%d%%x");
+  auto r = runCommand(smashCmd("run " + lab() + " --backend omp --frames 4 --out '" + out +
+                               "' --quiet --render --size 32x32 --samples 1"));
+  INFO(r.output);
+  CHECK(r.exitCode == 1);
+  requireConsistent(out);
+  if (haveFfmpeg()) CHECK(fs::file_size(out + "/animation.mp4") > 0);
+}
+
+TEST_CASE("outputs: frames held in memory are bounded", "[cli][outputs][memory]") {
+  // 2·10^9 frames with a glTF: refused before step 1, naming the way out.
+  auto r = runCommand(smashCmd("run " + lab() + " --backend omp --frames 2000000000 --substeps 1 --out " +
+                               freshFolder("mem") + " --quiet"));
+  INFO(r.output);
+  // The lab has one body: 2·10^9 kept frames are ~480 GB, past any machine this suite runs on
+  // (the bound is half the memory this process can use).
+  CHECK(r.exitCode == 2);
+  CHECK(r.output.find("--export-every") != std::string::npos);
+  CHECK(r.output.find("--no-gltf") != std::string::npos);
+  // Without the glTF and pictures nothing is kept: memory stays flat in the number of frames.
+  smash::Scene scene = smash::loadScene(lab());
+  smash::io::OutputOptions oo;
+  oo.folder = freshFolder("flat");
+  oo.gltf = false;
+  oo.keepFrames = false;
+  smash::io::RunOutputs outputs(scene, oo);
+  smash::io::FramePoses f;
+  f.centres.assign(scene.bodies.size(), glm::dvec3(0));
+  f.rotations.assign(scene.bodies.size(), glm::dquat(1, 0, 0, 0));
+  for (int k = 0; k <= 1000; ++k) {
+    f.frame = k;
+    outputs.addFrame(f, k == 1000);
+  }
+  CHECK(outputs.frames().empty());
+  outputs.finish({});
+  std::ifstream csv(oo.folder + "/poses.csv");
+  std::size_t rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  CHECK(rows == 1 + 1001 * scene.bodies.size());
+}
