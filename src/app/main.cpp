@@ -258,8 +258,8 @@ class RunSession {
     scene_ = loadForRun(o_.scene, o_.method, o_.frames, o_.substeps);
     for (const auto& b : scene_.bodies) particles_ += scene_.shapes[b.shape].rest.size();
     backend_ = resolveBackend(o_.backend);
+    catchSignals();  // from here a signal stops the run at a frame boundary (before: nothing to clean)
     prepareOutputs();
-    catchSignals();
     runner_ = makeRunner(backend_, scene_, label_, device_);
     checks_ = std::make_unique<smash::RunChecks>(scene_.checks);
     printHeader();

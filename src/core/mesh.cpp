@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace smash {
 namespace {
@@ -23,9 +24,9 @@ double parseCoordinate(const std::string& token, const std::string& name, std::s
   char* end = nullptr;
   errno = 0;
   double value = std::strtod(begin, &end);
-  if (end == begin || *end != '\0') fail(name, line, "'" + token + "' is not a number");
+  if (end == begin || *end != '\0') fail(name, line, "'" + quoteToken(token, 24) + "' is not a number");
   if (!std::isfinite(value))  // overflow gives ±HUGE_VAL; underflow to 0 is harmless
-    fail(name, line, "vertex coordinate '" + token + "' is not finite");
+    fail(name, line, "vertex coordinate '" + quoteToken(token, 24) + "' is not finite");
   return value;
 }
 
@@ -38,7 +39,7 @@ int parseFaceIndex(const std::string& token, long vertexCount, const std::string
   errno = 0;
   long value = std::strtol(begin, &end, 10);
   if (end == begin || *end != '\0' || errno == ERANGE)
-    fail(name, line, "face index '" + token + "' is not an integer");
+    fail(name, line, "face index '" + quoteToken(token, 24) + "' is not an integer");
   if (value == 0) fail(name, line, "face index 0 is invalid (OBJ indices start at 1)");
   long index = value > 0 ? value - 1 : vertexCount + value;
   if (index < 0 || index >= vertexCount)
@@ -52,10 +53,19 @@ int parseFaceIndex(const std::string& token, long vertexCount, const std::string
 
 Mesh parseObj(std::istream& in, const std::string& name) {
   Mesh mesh;
-  std::string raw;
+  // Lines are read into a bounded buffer: a file without line breaks (a device, a sparse file)
+  // costs at most kMaxObjLine bytes, not its size.
+  std::vector<char> buffer(kMaxObjLine + 1);
   std::size_t lineNo = 0;
-  while (std::getline(in, raw)) {
+  for (;;) {
+    in.getline(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    if (in.bad()) throw InputError(name + ": read error");
+    if (in.fail()) {
+      if (in.eof()) break;  // nothing more to read
+      fail(name, lineNo + 1, "line longer than " + std::to_string(kMaxObjLine) + " characters (is this an OBJ file?)");
+    }
     ++lineNo;
+    const std::string raw(buffer.data());
     std::string text = raw.substr(0, raw.find('#'));
     std::istringstream tokens(text);
     std::string keyword;
@@ -83,15 +93,22 @@ Mesh parseObj(std::istream& in, const std::string& name) {
                keyword == "l" || keyword == "p") {
       continue;  // not geometry a shape needs
     } else {
-      fail(name, lineNo, "unknown OBJ statement '" + keyword + "'");
+      // Quoted only when it looks like a statement name: the message must not echo a line of a
+      // file that is not an OBJ (a mistyped path to /etc/passwd).
+      const bool wordLike = keyword.size() <= 16 && std::all_of(keyword.begin(), keyword.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+      });
+      fail(name, lineNo,
+           wordLike ? "unknown OBJ statement '" + keyword + "'" : std::string("not an OBJ statement (is this an OBJ file?)"));
     }
+    if (in.eof()) break;
   }
-  if (in.bad()) throw InputError(name + ": read error");
   validateMesh(mesh, name);
   return mesh;
 }
 
 Mesh loadObj(const std::string& path) {
+  requireRegularFile(path, kMaxObjBytes, "mesh file");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open mesh file");
   return parseObj(in, path);
@@ -181,6 +198,8 @@ void validateMesh(const Mesh& mesh, const std::string& name) {
     hi = glm::max(hi, v);
   }
   double diag = glm::length(hi - lo);
+  if (!std::isfinite(diag) || !std::isfinite(diag * diag * diag))
+    throw InputError(name + ": the mesh's extent overflows a double (is the scale too large?)");
   if (!(diag > 0)) throw InputError(name + ": degenerate mesh: all vertices coincide");
   if (!(surfaceArea(mesh) > 1e-12 * diag * diag))
     throw InputError(name + ": degenerate mesh: every face has zero area");

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <istream>
 #include <string>
 #include <vector>
@@ -24,6 +26,10 @@ struct Mesh {
 
 /// Reads an OBJ file; throws InputError naming the file (and line) on any problem, including
 /// the checks of validateMesh.
+/// Longest OBJ line accepted, and largest OBJ file (bytes).
+constexpr std::size_t kMaxObjLine = 65536;
+constexpr std::uint64_t kMaxObjBytes = std::uint64_t(1) << 30;
+
 Mesh loadObj(const std::string& path);
 
 /// Parses OBJ text; `name` is used in error messages.

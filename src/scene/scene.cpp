@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/random.h"
 
 namespace smash {
@@ -199,7 +200,12 @@ std::string meshPathOf(Fields& f, const std::string& baseDir) {
   if (meshRel.empty()) f.failAt(f.at("mesh"), "is required (path of an OBJ file)");
   namespace fs = std::filesystem;
   fs::path meshPath = fs::path(meshRel).is_absolute() ? fs::path(meshRel) : fs::path(baseDir) / meshRel;
-  if (!fs::exists(meshPath)) f.failAt(f.at("mesh"), "file not found: " + meshPath.string());
+  std::error_code ec;
+  const fs::file_status st = fs::status(meshPath, ec);
+  const std::string shown = quoteToken(meshPath.string(), 200);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    f.failAt(f.at("mesh"), "cannot access " + shown + ": " + ec.message());
+  if (!fs::exists(st)) f.failAt(f.at("mesh"), "file not found: " + shown);
   return meshPath.string();
 }
 
@@ -276,7 +282,7 @@ Shape parseShape(const std::string& name, const Json& j, const std::string& file
     std::string mode = sf.choice("mode", "vertices", {"vertices", "surface"});
     if (mode == "surface") {
       options.sampling = Sampling::Surface;
-      options.sampleCount = static_cast<int>(sf.integer("count", 0, 1, kMaxParticles));
+      options.sampleCount = static_cast<int>(sf.integer("count", 0, 1, kMaxSampleCount));
       if (!sf.has("count")) sf.failAt(sf.at("count"), "is required for surface sampling");
       options.seed = static_cast<std::uint64_t>(sf.integer("seed", 1, 0, INT64_MAX));
     }
@@ -333,10 +339,12 @@ void parseGenerator(const Json& j, const std::string& file, const std::string& p
   std::int64_t n[3];
   for (int k = 0; k < 3; ++k)
     n[k] = f.toInteger(countJson[k], f.at("count") + "[" + std::to_string(k) + "]", 1, kMaxBodies);
-  std::int64_t total = n[0] * n[1] * n[2];
-  if (total + static_cast<std::int64_t>(scene.bodies.size()) > kMaxBodies)
-    f.failAt(f.at("count"), "makes " + std::to_string(total) + " bodies; the limit is " +
-                                std::to_string(kMaxBodies));
+  std::int64_t total = 0, plane = 0;
+  if (!checkedMul(n[0], n[1], plane) || !checkedMul(plane, n[2], total) ||
+      total + static_cast<std::int64_t>(scene.bodies.size()) > kMaxBodies)
+    f.failAt(f.at("count"), "makes " + std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
+                                std::to_string(n[2]) + " bodies; the limit is " + std::to_string(kMaxBodies) +
+                                " in the scene");
   glm::dvec3 spacing = f.requireVec3("spacing");
   double jitterPos = 0, jitterRot = 0;
   std::uint64_t seed = 1;
@@ -479,13 +487,66 @@ bool Scene::bodyContactsActive() const {
 
 const char* methodName(Method m) { return m == Method::Impulse ? "impulse" : "shape_matching"; }
 
+/// JSON with a duplicate key in any object rejected, naming the key's path (nlohmann keeps the
+/// last silently; a scene with "dt" twice would run with whichever came last).
+Json parseJsonRejectingDuplicates(const std::string& text, const std::string& file) {
+  struct Level {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;     // the member being parsed (objects)
+    long index = -1;     // the element being parsed (arrays)
+  };
+  std::vector<Level> levels;
+  auto where = [&levels]() {
+    std::string path;
+    for (const Level& l : levels) {
+      if (l.object) path += (path.empty() ? "" : ".") + l.key;
+      else if (l.index >= 0) path += "[" + std::to_string(l.index) + "]";
+    }
+    return path;
+  };
+  auto enterValue = [&levels]() {  // a value starts: an array parent counts an element
+    if (!levels.empty() && !levels.back().object) ++levels.back().index;
+  };
+  return Json::parse(text, [&](int, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        enterValue();
+        levels.push_back(Level{event == Json::parse_event_t::object_start, {}, {}, -1});
+        break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!levels.empty()) levels.pop_back();
+        break;
+      case Json::parse_event_t::key: {
+        Level& l = levels.back();
+        l.key = parsed.get<std::string>();
+        if (!l.keys.insert(l.key).second)
+          throw InputError(file + ": " + quoteToken(where(), 120) + ": duplicate key (each key may appear once)");
+        break;
+      }
+      case Json::parse_event_t::value:
+        enterValue();
+        break;
+    }
+    return true;
+  });
+}
+
 Scene parseScene(const std::string& text, const std::string& file, const std::string& baseDir,
                  bool bakeFields) {
   Json root;
   try {
-    root = Json::parse(text);
+    root = parseJsonRejectingDuplicates(text, file);
   } catch (const Json::parse_error& e) {
-    throw InputError(file + ": malformed JSON: " + e.what());
+    // nlohmann quotes the token it stopped at ("; last read: '...'"), which can be a long run of
+    // the file's bytes (a path mistyped to a file that is not a scene): dropped — the line and
+    // column say where.
+    std::string what = e.what();
+    const std::size_t at = what.find("; last read: '");
+    if (at != std::string::npos) what.erase(at);
+    throw InputError(file + ": malformed JSON: " + quoteToken(what, 400));
   } catch (const Json::out_of_range& e) {
     // A literal like 1e999: JSON has no infinities, and we accept only finite numbers.
     throw InputError(file + ": " + e.what() + ": numbers must be finite");
@@ -584,13 +645,10 @@ Scene parseScene(const std::string& text, const std::string& file, const std::st
 }
 
 Scene loadScene(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open scene file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  const std::string text = readRegularFile(path, kMaxSceneBytes, "scene file");
   std::string baseDir = std::filesystem::path(path).parent_path().string();
   if (baseDir.empty()) baseDir = ".";
-  return parseScene(buffer.str(), path, baseDir);
+  return parseScene(text, path, baseDir);
 }
 
 }  // namespace smash

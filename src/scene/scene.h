@@ -159,5 +159,9 @@ const char* methodName(Method m);
 /// Hard limits checked at load (32-bit particle indices in the device pipeline).
 constexpr std::int64_t kMaxBodies = 1 << 24;
 constexpr std::int64_t kMaxParticles = 0x7fffffff;
+/// Surface samples one shape may ask for (its particles, each a body's in every body using it).
+constexpr std::int64_t kMaxSampleCount = std::int64_t(1) << 24;
+/// Largest scene file read (bytes): scenes are small; generators make many bodies.
+constexpr std::uint64_t kMaxSceneBytes = std::uint64_t(64) << 20;
 
 }  // namespace smash
