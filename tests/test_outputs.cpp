@@ -307,3 +307,45 @@ TEST_CASE("outputs: frames held in memory are bounded", "[cli][outputs][memory]"
   for (std::string line; std::getline(csv, line);) ++rows;
   CHECK(rows == 1 + 1001 * scene.bodies.size());
 }
+
+TEST_CASE("memory: the plan bounds what a run uses, on the pipeline and the reference", "[cli][memory]") {
+#if defined(__SANITIZE_ADDRESS__)
+  WARN("skipped under AddressSanitizer: its shadow memory and address-space reservations are not the program's");
+  return;
+#else
+  // 20 bodies × 262,144 surface samples (5.2 M particles): the world's memory dominates the
+  // process's fixed part (the binary, OpenVDB, the shape's SDF: under 100 MB).
+  const std::string mesh = smash::test::sourcePath("scenes/meshes/bunny.obj");
+  const std::string scene = smash::test::writeTemp("memory_plan.json", R"({
+    "dt": 0.01, "frames": 2, "materials": {"default": {}}, "solver": {"body_contacts": false},
+    "shapes": {"a": {"mesh": ")" + mesh + R"(", "scale": 0.3, "sampling": {"mode": "surface", "count": 262144}}},
+    "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+    "generators": [{"type": "grid", "shape": "a", "origin": [0, 0.12, 0], "count": [4, 1, 5], "spacing": [1, 1, 1]}]
+  })");
+  for (const char* backend : {"omp", "reference"}) {
+    const std::string out = freshFolder(std::string("plan_") + backend);
+    auto r = runCommand(smashCmd("run " + scene + " --backend " + backend + " --out " + out + " --quiet --no-gltf"));
+    INFO(backend << "\n" << r.output);
+    REQUIRE(r.exitCode <= 1);
+    const nlohmann::json m = nlohmann::json::parse(readFile(out + "/summary.json"))["memory"];
+    const double planned = m["planned_host_bytes"].get<double>(), peak = m["peak_rss_bytes"].get<double>();
+    INFO("planned " << planned / 1e6 << " MB, peak RSS " << peak / 1e6 << " MB");
+    CHECK(planned + 150e6 >= peak);  // the plan covers the run, up to the fixed part
+    CHECK(planned <= 2.5 * peak);    // and is not so loose that it refuses what fits
+  }
+  // The reference is guarded too, against the address-space limit as well as the machine's
+  // memory: 10^6 bodies × 16 particles plan ~1.4 GB; under `ulimit -v` 1.5 GB the run is refused
+  // before allocating (exit 2, naming the memory), where it used to be killed.
+  const std::string many = smash::test::writeTemp("memory_many.json", R"({
+    "dt": 0.01, "frames": 1, "materials": {"default": {}}, "solver": {"body_contacts": false},
+    "shapes": {"a": {"mesh": ")" + mesh + R"(", "scale": 0.3, "sampling": {"mode": "surface", "count": 16}}},
+    "generators": [{"type": "grid", "shape": "a", "origin": [0, 1, 0], "count": [100, 100, 100], "spacing": [1, 1, 1]}]
+  })");
+  for (const char* backend : {"reference", "omp", "cpp"}) {
+    auto r = runCommand(std::string("ulimit -v 1500000; ") + smashCmd("run " + many + " --backend " + backend + " --quiet"));
+    INFO(backend << "\n" << r.output);
+    CHECK(r.exitCode == 2);
+    CHECK(r.output.find("host memory") != std::string::npos);
+  }
+#endif
+}

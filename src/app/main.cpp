@@ -6,6 +6,7 @@
 // input or usage (the message names the file, field or option), 3 stopped by the watchdog, 4 the
 // outputs could not be written, 5 out of memory or a device (CUDA) failure, 6 an internal error,
 // 130 / 143 interrupted by SIGINT / SIGTERM.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "io/outputs.h"
 #include "io/render.h"
 #include "reference/reference_world.h"
@@ -474,7 +476,8 @@ class RunSession {
                      stepSeconds_ > 0 ? double(particles_) * double(steps_) / stepSeconds_ : 0.0}}},
         {"deepest_collider_penetration_m", checks_->deepestPenetration()},
         {"deepest_body_penetration", {{"m", checks_->deepestBody().depth}, {"relative", checks_->deepestBody().relative}}},
-        {"counters", runner_->counters()}};
+        {"counters", runner_->counters()},
+        {"memory", {{"planned_host_bytes", plannedHostBytes()}, {"peak_rss_bytes", peakRssBytes()}}}};
     if (end.signal) {
       j["interrupted_by"] = signalName(end.signal);
       j["final_kinetic_energy_J"] = runner_->kineticEnergy();
@@ -484,6 +487,17 @@ class RunSession {
       j["verdict"] = {{"pass", verdict.pass}, {"checks", verdict.lines}};
     }
     return j;
+  }
+
+  /// The host memory the world was planned to need (the estimate World::create and the
+  /// reference check against the memory this process can use).
+  std::size_t plannedHostBytes() const {
+    if (backend_ == "reference") return smash::ReferenceWorld::plannedBytes(scene_);
+    return smash::planMemory(smash::parseBackend(backend_), scene_).host;
+  }
+  static std::size_t peakRssBytes() {
+    struct rusage usage {};
+    return ::getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::size_t>(usage.ru_maxrss) * 1024 : 0;
   }
 
   /// Pictures from the recorded poses into the staging folder: frames/frame_NNNNN.png,

@@ -1,9 +1,14 @@
 #include "core/files.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <vector>
 #include <sstream>
@@ -46,6 +51,61 @@ std::string readRegularFile(const std::string& path, std::uint64_t maxBytes, con
   }
   if (in.bad()) throw InputError(path + ": read error");
   return text;
+}
+
+std::size_t availableHostMemory() {
+  // MemAvailable (what can be allocated without swapping), else physical memory.
+  std::size_t have = 0;
+  {
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string line; std::getline(meminfo, line);)
+      if (line.rfind("MemAvailable:", 0) == 0) {
+        have = static_cast<std::size_t>(std::strtoull(line.c_str() + 13, nullptr, 10)) * 1024;
+        break;
+      }
+  }
+  if (have == 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    have = pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : 0;
+  }
+  // A cgroup v2 limit (containers, systemd slices): what is left under memory.max.
+  auto readNumber = [](const char* file, std::size_t& value) {
+    std::ifstream in(file);
+    std::string text;
+    if (!(in >> text) || text == "max") return false;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (end == text.c_str()) return false;
+    value = static_cast<std::size_t>(v);
+    return true;
+  };
+  // An address-space limit (ulimit -v): what is left of it.
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    std::size_t pages = 0;
+    std::ifstream statm("/proc/self/statm");
+    statm >> pages;
+    const std::size_t mapped = pages * static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+    const std::size_t left = as.rlim_cur > mapped ? static_cast<std::size_t>(as.rlim_cur) - mapped : 0;
+    have = have ? std::min(have, left) : left;
+  }
+  std::size_t limit = 0, used = 0;
+  if (readNumber("/sys/fs/cgroup/memory.max", limit)) {
+    readNumber("/sys/fs/cgroup/memory.current", used);
+    const std::size_t left = limit > used ? limit - used : 0;
+    have = have ? std::min(have, left) : left;
+  }
+  return have;
+}
+
+void requireMemory(const std::string& scenePath, std::size_t need, std::size_t have, const std::string& what,
+                   std::size_t bodies, std::size_t particles) {
+  if (have == 0 || need <= have) return;
+  char text[160];
+  std::snprintf(text, sizeof text, "about %.2f GiB of %s memory; %.2f GiB can be used", double(need) / (1u << 30),
+                what.c_str(), double(have) / (1u << 30));
+  throw InputError(scenePath + ": bodies: " + std::to_string(bodies) + " bodies with " + std::to_string(particles) +
+                   " particles need " + text);
 }
 
 }  // namespace smash

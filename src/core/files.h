@@ -1,8 +1,9 @@
 // Reading input files safely: only regular files (not a folder, a device such as /dev/zero, a
 // FIFO or a socket), no larger than a cap, and every failure an InputError naming the file.
-// Checked arithmetic for counts that are multiplied.
+// Checked arithmetic for counts that are multiplied; the memory this process may still use.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,15 @@ std::uint64_t requireRegularFile(const std::string& path, std::uint64_t maxBytes
 
 /// The whole of a regular file of at most `maxBytes` bytes (requireRegularFile, then read).
 std::string readRegularFile(const std::string& path, std::uint64_t maxBytes, const std::string& what);
+
+/// Bytes this process can still allocate on the host: min(MemAvailable, what is left under the
+/// cgroup's memory.max); physical memory when /proc/meminfo cannot be read.
+std::size_t availableHostMemory();
+
+/// Throws InputError naming `scenePath` when `need` bytes (of `what` memory, for `bodies` bodies
+/// with `particles` particles) exceed `have`; nothing when `have` is 0 (unknown).
+void requireMemory(const std::string& scenePath, std::size_t need, std::size_t have, const std::string& what,
+                   std::size_t bodies, std::size_t particles);
 
 /// a · b, or false when the product does not fit in int64 (or either is negative).
 inline bool checkedMul(std::int64_t a, std::int64_t b, std::int64_t& out) {

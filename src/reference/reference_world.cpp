@@ -1,5 +1,7 @@
 #include "reference/reference_world.h"
 
+#include "core/files.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,8 +13,22 @@
 
 namespace smash {
 
+std::size_t ReferenceWorld::plannedBytes(const Scene& scene) {
+  std::size_t particles = 0;
+  for (const Body& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
+  const std::size_t perBody = sizeof(BodyState) + sizeof(std::size_t) + sizeof(long long) + sizeof(Incident) +
+                              sizeof(std::vector<PairContact<double>>) + sizeof(BodyPose);
+  return particles * (2 * sizeof(glm::dvec3) + 2 * sizeof(glm::vec3)) + scene.bodies.size() * perBody;
+}
+
 ReferenceWorld::ReferenceWorld(Scene scene) : scene_(std::move(scene)) {
   requireBakedShapes(scene_);
+  {
+    std::size_t particles = 0;
+    for (const Body& b : scene_.bodies) particles += scene_.shapes[b.shape].rest.size();
+    requireMemory(scene_.path.empty() ? std::string("scene") : scene_.path, plannedBytes(scene_),
+                  availableHostMemory(), "reference host", scene_.bodies.size(), particles);
+  }
   particleOffset_.push_back(0);
   for (const Body& body : scene_.bodies) {
     BodyState s;

@@ -31,7 +31,13 @@ struct BodyState {
 
 class ReferenceWorld {
  public:
+  /// Throws InputError when plannedBytes(scene) exceeds the memory this process can use.
   explicit ReferenceWorld(Scene scene);
+
+  /// Host bytes the world holds for `scene`: per particle x and v in double (48 B) and the float
+  /// copies a run reads back (24 B); per body its state, offsets, incident and contact-list slots.
+  /// Contact lists themselves (at most max_contacts_per_body per body) are not counted.
+  static std::size_t plannedBytes(const Scene& scene);
 
   /// One solver step of length scene().stepDt().
   void step();

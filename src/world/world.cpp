@@ -1,5 +1,7 @@
 #include "world/world.h"
 
+#include "core/files.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,59 +103,41 @@ std::unique_ptr<World> createUnchecked(Backend backend, const Scene& scene, Step
 
 }  // namespace
 
-std::size_t availableHostMemory() {
-  // MemAvailable (what can be allocated without swapping), else physical memory.
-  std::size_t have = 0;
-  {
-    std::ifstream meminfo("/proc/meminfo");
-    for (std::string line; std::getline(meminfo, line);)
-      if (line.rfind("MemAvailable:", 0) == 0) {
-        have = static_cast<std::size_t>(std::strtoull(line.c_str() + 13, nullptr, 10)) * 1024;
-        break;
-      }
+MemoryPlan planMemory(Backend backend, const Scene& scene, StepStrategy strategy) {
+  // The buffers are the allocator's own list (backendBytes: describeBuffers, what deviceBytes()
+  // reads back). CPU backends build them from host staging vectors, so twice the buffers is the
+  // peak; the host also holds, while observing for the checks, every particle's position and
+  // velocity in float and widened to double (72 bytes per particle).
+  MemoryPlan plan;
+  const std::size_t buffers = pipeline::backendBytes(
+      scene, strategy == StepStrategy::Auto && backend == Backend::Cuda ? StepStrategy::PerParticle : strategy);
+  std::size_t particles = 0;
+  for (const Body& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
+  plan.host = 72 * particles;
+  if (backend == Backend::Cuda) {
+    plan.device = buffers;
+    plan.host += buffers;  // the host staging copy the buffers are uploaded from
+  } else {
+    plan.host += 2 * buffers;
   }
-  if (have == 0) {
-    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    have = pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : 0;
-  }
-  // A cgroup v2 limit (containers, systemd slices): what is left under memory.max.
-  auto readNumber = [](const char* file, std::size_t& value) {
-    std::ifstream in(file);
-    std::string text;
-    if (!(in >> text) || text == "max") return false;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (end == text.c_str()) return false;
-    value = static_cast<std::size_t>(v);
-    return true;
-  };
-  std::size_t limit = 0, used = 0;
-  if (readNumber("/sys/fs/cgroup/memory.max", limit)) {
-    readNumber("/sys/fs/cgroup/memory.current", used);
-    const std::size_t left = limit > used ? limit - used : 0;
-    have = have ? std::min(have, left) : left;
-  }
-  return have;
+  return plan;
 }
 
 std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy strategy) {
-  // Rejected up front when the buffers cannot fit: the estimate is the allocator's own buffer
-  // list (backendBytes); CPU backends also hold a staging copy while they are built, hence twice
-  // the buffers against the memory available to this process (MemAvailable, cgroup memory.max).
+  // Rejected up front when the plan cannot fit: host memory against what this process can use
+  // (MemAvailable, cgroup memory.max), device memory against the device's free memory.
   requireBakedShapes(scene);
-  std::size_t need = pipeline::backendBytes(scene, strategy == StepStrategy::Auto && backend == Backend::Cuda
-                                                         ? StepStrategy::PerParticle
-                                                         : strategy);
-  std::size_t have = availableHostMemory() / 2;
-#if defined(SMASH_HAVE_CUDA)
-  if (backend == Backend::Cuda && backendAvailable(Backend::Cuda)) have = pipeline::cudaFreeMemory();
-#endif
+  const MemoryPlan plan = planMemory(backend, scene, strategy);
   std::size_t particles = 0;
   for (const Body& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
-  if (have > 0 && need > have)
-    throw InputError((scene.path.empty() ? std::string("scene") : scene.path) + ": bodies: " +
-                     std::to_string(scene.bodies.size()) + " bodies with " + std::to_string(particles) + " particles need about " + gib(double(need)) +
-                     " of " + backendName(backend) + " memory; " + gib(double(have)) + " can be used");
+  const std::string path = scene.path.empty() ? std::string("scene") : scene.path;
+  requireMemory(path, plan.host, availableHostMemory(), std::string(backendName(backend)) + " host",
+                scene.bodies.size(), particles);
+#if defined(SMASH_HAVE_CUDA)
+  if (backend == Backend::Cuda && backendAvailable(Backend::Cuda))
+    requireMemory(path, plan.device, pipeline::cudaFreeMemory(), "CUDA device", scene.bodies.size(), particles);
+#endif
+  const std::size_t need = plan.device ? plan.device : plan.host;
   try {
     return createUnchecked(backend, scene, strategy);
   } catch (const std::bad_alloc&) {

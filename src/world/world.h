@@ -161,9 +161,13 @@ double kineticEnergy(const World& world, const Scene& scene);
 /// What a backend runs on, for reports: the GPU's name, or the CPU model and thread count.
 std::string backendDevice(Backend backend);
 
-/// Bytes this process can still allocate on the host: min(MemAvailable, what is left under the
-/// cgroup's memory.max); physical memory when /proc/meminfo cannot be read.
-std::size_t availableHostMemory();
+/// The memory a world will need at its peak: host bytes, and device bytes on the CUDA backend
+/// (0 elsewhere). World::create refuses a scene whose plan does not fit.
+struct MemoryPlan {
+  std::size_t host = 0;
+  std::size_t device = 0;
+};
+MemoryPlan planMemory(Backend backend, const Scene& scene, StepStrategy strategy = StepStrategy::Auto);
 
 /// Inside a catch block: rethrows a CUDA / Thrust failure as DeviceError, anything else as it is.
 [[noreturn]] void rethrowAsSmashError();
