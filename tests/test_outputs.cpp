@@ -349,3 +349,94 @@ TEST_CASE("memory: the plan bounds what a run uses, on the pipeline and the refe
   }
 #endif
 }
+
+TEST_CASE("snapshots: --save-state / --resume reach the uninterrupted state bit for bit", "[cli][snapshot]") {
+  const std::string stack = smash::test::sourcePath("scenes/box_stack.json");  // body contacts: warm-start state too
+  auto run = [&](const std::string& args) {
+    auto r = runCommand(smashCmd("run " + stack + " --backend omp --quiet " + args));
+    INFO(args << "\n" << r.output);
+    CHECK(r.exitCode == 0);
+    return r;
+  };
+  for (const char* method : {"shape_matching", "impulse"}) {
+    const std::string m = std::string(" --method ") + method;
+    fs::remove_all("smash_test_snap_a");
+    fs::remove_all("smash_test_snap_c");
+    run("--frames 40 --save-state smash_test_snap_a.bin --out smash_test_snap_a" + m);
+    run("--frames 15 --save-state smash_test_snap_b.bin --save-every 4" + m);
+    run("--frames 40 --resume smash_test_snap_b.bin --save-state smash_test_snap_c.bin --out smash_test_snap_c" + m);
+    CHECK(readFile("smash_test_snap_a.bin") == readFile("smash_test_snap_c.bin"));
+    std::ifstream a("smash_test_snap_a/poses.csv"), c("smash_test_snap_c/poses.csv");
+    std::string la, lc, line;
+    while (std::getline(a, line)) la = line;
+    while (std::getline(c, line)) lc = line;
+    CHECK(la == lc);
+    CHECK(la.rfind("40,", 0) == 0);
+    const nlohmann::json summary = nlohmann::json::parse(readFile("smash_test_snap_c/summary.json"));
+    CHECK(summary["resumed_from"]["frame"] == 15);
+    CHECK(summary["frames_completed"] == 40);
+  }
+  // Stopped by SIGTERM: the state is saved where it stopped, and resuming it reaches the state
+  // a straight run to the same frame has.
+  fs::remove_all("smash_test_snap_sig");
+  const std::string cmd = smashCmd("run " + stack + " --backend omp --quiet --frames 1000000 --out smash_test_snap_sig "
+                                   "--save-state smash_test_snap_sig.bin --save-every 50") +
+                          " 2>&1 & P=$!; while ! ls -A smash_test_snap_sig 2>/dev/null | grep -q smash-run; do sleep 0.05; done; "
+                          "sleep 0.7; kill -TERM $P; wait $P";
+  auto r = runCommand(cmd);
+  INFO(r.output);
+  REQUIRE(r.exitCode == 143);
+  const int k = nlohmann::json::parse(readFile("smash_test_snap_sig/summary.json"))["frames_completed"].get<int>();
+  const std::string to = " --frames " + std::to_string(k + 7);
+  run("--resume smash_test_snap_sig.bin --save-state smash_test_snap_x.bin" + to);
+  run("--save-state smash_test_snap_y.bin" + to);
+  CHECK(readFile("smash_test_snap_x.bin") == readFile("smash_test_snap_y.bin"));
+}
+
+TEST_CASE("snapshots: bad state files are refused and nothing is written", "[cli][snapshot][bad-input]") {
+  const std::string stack = smash::test::sourcePath("scenes/box_stack.json");
+  auto r0 = runCommand(smashCmd("run " + stack + " --backend omp --quiet --frames 10 --save-state smash_test_snapbad.bin"));
+  REQUIRE(r0.exitCode == 0);
+  const std::string good = readFile("smash_test_snapbad.bin");
+  auto write = [](const std::string& name, const std::string& bytes) {
+    std::ofstream(name, std::ios::binary) << bytes;
+    return name;
+  };
+  std::string version = good;
+  version[8] = 9;  // the header's version
+  std::string worldVersion = good;
+  worldVersion[48 + 8] = 9;  // the world snapshot's own version, after the 48-byte header
+  std::string flipped = good;
+  flipped[0] = 'X';
+  const std::string lab = smash::test::sourcePath("scenes/lab_bunny.json");
+  struct Case {
+    std::string what, args, says;
+  };
+  const Case cases[] = {
+      {"truncated", stack + " --resume " + write("smash_test_snap_trunc.bin", good.substr(0, good.size() - 100)), "truncated"},
+      {"bad magic", stack + " --resume " + write("smash_test_snap_magic.bin", flipped), "bad magic"},
+      {"other version", stack + " --resume " + write("smash_test_snap_ver.bin", version), "version 9 is not supported"},
+      {"other world version", stack + " --resume " + write("smash_test_snap_wver.bin", worldVersion), "not supported by this build"},
+      {"empty", stack + " --resume " + write("smash_test_snap_empty.bin", ""), "too short"},
+      {"another scene", lab + " --resume smash_test_snapbad.bin", "saved from another scene"},
+      {"other method", stack + " --method impulse --resume smash_test_snapbad.bin", "saved from another scene"},
+      {"other substeps", stack + " --substeps 3 --resume smash_test_snapbad.bin", "saved from another scene"},
+      {"nothing to run", stack + " --frames 10 --resume smash_test_snapbad.bin", "nothing to run"},
+      {"a folder", stack + " --resume .", "is a folder"},
+      {"the reference", stack + " --backend reference --resume smash_test_snapbad.bin", "not available on the reference"},
+      {"--save-every without a file", stack + " --save-every 5", "--save-every: needs --save-state"},
+  };
+  for (const Case& c : cases) {
+    const std::string out = freshFolder("snapbad");
+    auto r = runCommand(smashCmd("run " + c.args + " --out " + out + (c.what == "the reference" ? "" : " --backend omp")));
+    INFO(c.what << "\n" << r.output);
+    CHECK(r.exitCode == 2);
+    CHECK(r.output.find(c.says) != std::string::npos);
+    CHECK(!fs::exists(out));  // the output folder this run would have created is gone again
+  }
+  // An unwritable state path fails before step 1.
+  const std::string file = smash::test::writeTemp("snap_not_a_folder", "x");
+  auto r = runCommand(smashCmd("run " + stack + " --backend omp --frames 1000000 --save-state " + file + "/s.bin"));
+  INFO(r.output);
+  CHECK(r.exitCode == 4);
+}

@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "io/outputs.h"
+#include "io/run_state.h"
 #include "io/render.h"
 #include "reference/reference_world.h"
 #include "scene/run_checks.h"
@@ -50,6 +51,8 @@ struct Runner {
   virtual void poses(std::vector<glm::dvec3>& centres, std::vector<glm::dquat>& rotations) const = 0;
   virtual std::vector<glm::vec3> particles() const = 0;
   virtual Json counters() const = 0;
+  virtual std::vector<std::uint8_t> saveState() const = 0;
+  virtual void loadState(const std::vector<std::uint8_t>& bytes, const std::string& source) = 0;
 };
 
 struct ReferenceRunner : Runner {
@@ -72,6 +75,12 @@ struct ReferenceRunner : Runner {
   Json counters() const override {
     return {{"contact_overflow", world.contactOverflow()}, {"pair_overflow", world.pairOverflow()},
             {"touching_pairs", world.touchingPairs()}};
+  }
+  std::vector<std::uint8_t> saveState() const override {
+    throw smash::InputError("--save-state: not available on the reference backend (use cpp, omp or cuda)");
+  }
+  void loadState(const std::vector<std::uint8_t>&, const std::string&) override {
+    throw smash::InputError("--resume: not available on the reference backend (use cpp, omp or cuda)");
   }
   smash::ReferenceWorld world;
 };
@@ -108,6 +117,10 @@ struct WorldRunner : Runner {
     return {{"contact_overflow", world->contactOverflow()}, {"pair_overflow", world->pairOverflow()},
             {"touching_pairs", world->touchingPairs()}};
   }
+  std::vector<std::uint8_t> saveState() const override { return world->saveState(); }
+  void loadState(const std::vector<std::uint8_t>& bytes, const std::string& source) override {
+    world->loadState(bytes, source);
+  }
   smash::Scene scene;
   std::unique_ptr<smash::World> world;
   std::int64_t steps = 0;
@@ -117,8 +130,8 @@ struct WorldRunner : Runner {
 /// (and at the end) otherwise.
 class Progress {
  public:
-  Progress(int frames, double particles, double stepDt, int substeps, bool enabled)
-      : frames_(frames), particles_(particles), stepDt_(stepDt), substeps_(substeps),
+  Progress(int first, int frames, double particles, double stepDt, int substeps, bool enabled)
+      : first_(first), frames_(frames), particles_(particles), stepDt_(stepDt), substeps_(substeps),
         tty_(isatty(fileno(stderr)) != 0), enabled_(enabled), start_(Clock::now()), last_(start_) {}
 
   void update(int frame, bool final = false) {
@@ -128,8 +141,8 @@ class Progress {
     if (!final && sinceDraw < (tty_ ? 0.2 : 10.0)) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? particles_ * frame * substeps_ / elapsed : 0;
-    const double eta = frame > 0 ? elapsed * (frames_ - frame) / frame : 0;
+    const double rate = elapsed > 0 ? particles_ * (frame - first_) * substeps_ / elapsed : 0;
+    const double eta = frame > first_ ? elapsed * (frames_ - frame) / (frame - first_) : 0;
     char line[200];
     std::snprintf(line, sizeof line, "frame %d/%d (%3.0f%%)  t = %.3f s  %.3g particle-steps/s  elapsed %s  ETA %s",
                   frame, frames_, frames_ ? 100.0 * frame / frames_ : 100.0, frame * substeps_ * stepDt_, rate,
@@ -157,7 +170,7 @@ class Progress {
     std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
     return buf;
   }
-  int frames_;
+  int first_, frames_;
   double particles_, stepDt_;
   int substeps_;
   bool tty_, enabled_, drawn_ = false;
@@ -166,7 +179,8 @@ class Progress {
 
 struct RunOptions {
   std::string scene, backend = "auto", method = "scene", out, progress = "auto", size = "960x540";
-  int frames = -1, substeps = -1, every = 10, exportEvery = 1, particlesEvery = 0, renderEvery = 1;
+  std::string saveState, resume;
+  int frames = -1, substeps = -1, every = 10, exportEvery = 1, particlesEvery = 0, renderEvery = 1, saveEvery = 0;
   int samples = 2;
   bool render = false, noGltf = false, noCsv = false, quiet = false;
   bool outGiven = false;  ///< --out was on the command line (even as "")
@@ -261,8 +275,10 @@ class RunSession {
     for (const auto& b : scene_.bodies) particles_ += scene_.shapes[b.shape].rest.size();
     backend_ = resolveBackend(o_.backend);
     catchSignals();  // from here a signal stops the run at a frame boundary (before: nothing to clean)
+    if (!o_.saveState.empty()) smash::io::checkStateWritable(o_.saveState);
     prepareOutputs();
     runner_ = makeRunner(backend_, scene_, label_, device_);
+    if (!o_.resume.empty()) resume();
     checks_ = std::make_unique<smash::RunChecks>(scene_.checks);
     printHeader();
     const LoopEnd end = runFrames();
@@ -301,6 +317,9 @@ class RunSession {
     atLeast("--render-every", o_.renderEvery, 1);
     atLeast("--every", o_.every, 1);
     atLeast("--particles", o_.particlesEvery, 0);
+    atLeast("--save-every", o_.saveEvery, 0);
+    if (o_.saveEvery > 0 && o_.saveState.empty())
+      throw smash::InputError("--save-every: needs --save-state FILE to write the state to");
     if (o_.frames != -1) atLeast("--frames", o_.frames, 0);
     if (o_.substeps != -1) atLeast("--substeps", o_.substeps, 1);
   }
@@ -345,6 +364,41 @@ class RunSession {
         scene_.dt * scene_.frames);
     say("%7s %9s  %-34s %12s %12s%s\n", "frame", "time", "centre (body 0)", "kinetic", "penetration",
         scene_.bodyContactsActive() ? "   body-body" : "");
+  }
+
+  /// This run's scene and settings, as a state file records them.
+  std::uint64_t fingerprint() const {
+    return smash::io::sceneFingerprint(smash::readRegularFile(o_.scene, smash::kMaxSceneBytes, "scene file"), o_.scene,
+                                       static_cast<std::uint32_t>(scene_.solver.method),
+                                       static_cast<std::uint32_t>(scene_.substeps));
+  }
+
+  /// --resume: the world takes the state's bodies, particles and warm-start contacts (checked
+  /// first: a state of another scene or settings, or a damaged file, leaves the world as built).
+  void resume() {
+    const smash::io::RunState state = smash::io::readRunState(o_.resume);
+    if (state.fingerprint != fingerprint())
+      throw smash::InputError(o_.resume + ": the state was saved from another scene or other settings (the scene "
+                              "file apart from \"frames\", the method and the substeps must be the same)");
+    if (state.frame >= scene_.frames)
+      throw smash::InputError(o_.resume + ": the state is at frame " + std::to_string(state.frame) +
+                              " and the run ends at frame " + std::to_string(scene_.frames) +
+                              ": nothing to run (ask for more with --frames)");
+    runner_->loadState(state.world, o_.resume);
+    startFrame_ = static_cast<int>(state.frame);
+  }
+
+  /// --save-state: the state after frame `frame`, replacing the file as a whole.
+  void saveState(int frame) {
+    if (o_.saveState.empty()) return;
+    smash::io::RunState state;
+    state.fingerprint = fingerprint_ ? fingerprint_ : (fingerprint_ = fingerprint());
+    state.frame = frame;
+    state.substeps = static_cast<std::uint32_t>(scene_.substeps);
+    state.method = static_cast<std::uint32_t>(scene_.solver.method);
+    state.world = runner_->saveState();
+    smash::io::writeRunState(o_.saveState, state);
+    savedFrame_ = frame;
   }
 
   /// The poses of frame `frame` (and, on its stride, the particles) into the outputs.
@@ -406,7 +460,7 @@ class RunSession {
 
   LoopEnd runFrames() {
     const bool showProgress = o_.progress == "always" || (o_.progress == "auto" && !o_.quiet);
-    Progress progress(scene_.frames, double(particles_), scene_.stepDt(), scene_.substeps, showProgress);
+    Progress progress(startFrame_, scene_.frames, double(particles_), scene_.stepDt(), scene_.substeps, showProgress);
     // The body–body penetration (a pass over every overlapping pair) runs every frame only when
     // the scene checks it, else on the frames the table prints.
     const bool bodies = scene_.bodyContactsActive();
@@ -414,8 +468,9 @@ class RunSession {
     std::vector<glm::dvec3> centres;
     std::vector<glm::dquat> rotations;
     LoopEnd end;
-    recordFrame(0, scene_.frames == 0);
-    for (int f = 1; f <= scene_.frames; ++f) {
+    end.frames = startFrame_;
+    recordFrame(startFrame_, scene_.frames == startFrame_);
+    for (int f = startFrame_ + 1; f <= scene_.frames; ++f) {
       if (gSignal) {
         end.signal = gSignal;
         break;
@@ -434,6 +489,7 @@ class RunSession {
       }
       recordFrame(f, f == scene_.frames);
       end.frames = f;
+      if (o_.saveEvery > 0 && f % o_.saveEvery == 0 && f != scene_.frames) saveState(f);
       if (printing) {
         progress.clear();
         printRow(f, last, bp);
@@ -441,6 +497,9 @@ class RunSession {
       progress.update(f);
     }
     if (end.signal && outputs_ && end.frames < scene_.frames) recordFrame(end.frames, true);  // keep the last one
+    // The state at the end, or where a signal stopped the run (it resumes from there); a
+    // watchdog stop saves nothing (the state is not valid).
+    if (end.watchdogFrame < 0 && savedFrame_ != end.frames) saveState(end.frames);
     progress.update(end.watchdogFrame > 0 ? end.watchdogFrame : end.frames, true);
     return end;
   }
@@ -467,6 +526,8 @@ class RunSession {
         {"substeps", scene_.substeps},
         {"frames", scene_.frames},
         {"frames_completed", end.frames},
+        {"resumed_from", o_.resume.empty() ? Json(nullptr) : Json{{"file", o_.resume}, {"frame", startFrame_}}},
+        {"state_saved", o_.saveState.empty() ? Json(nullptr) : Json{{"file", o_.saveState}, {"frame", savedFrame_}}},
         {"interrupted", end.signal != 0},
         {"steps", steps_},
         {"simulated_seconds", end.frames * scene_.dt},
@@ -569,6 +630,8 @@ class RunSession {
   std::set<unsigned long long> reported_;
   std::int64_t steps_ = 0;
   double stepSeconds_ = 0, finalEnergy_ = 0;
+  int startFrame_ = 0, savedFrame_ = -1;
+  std::uint64_t fingerprint_ = 0;
 };
 
 int runCommand(const RunOptions& o) { return RunSession(o).run(); }
@@ -706,6 +769,11 @@ int main(int argc, char** argv) {
   run->add_option("--progress", ro.progress, "progress on stderr: auto (unless --quiet), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   run->add_flag("--quiet", ro.quiet, "print only the verdict (and errors)");
+  run->add_option("--save-state", ro.saveState, "write the run's state to FILE at the end (and where a signal stops it), "
+                                               "for --resume");
+  run->add_option("--save-every", ro.saveEvery, "also write the state every N frames (replacing FILE as a whole)");
+  run->add_option("--resume", ro.resume, "start from a state written by --save-state (same scene, method and "
+                                         "substeps; --frames sets where the run ends)");
 
   std::string validatePath;
   auto* validate = app.add_subcommand("validate", "load and check a scene (meshes, fields, SDF bakes), then exit");

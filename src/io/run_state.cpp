@@ -1,0 +1,93 @@
+#include "io/run_state.h"
+
+#include <cstring>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/files.h"
+#include "io/outputs.h"
+
+namespace smash::io {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'R', 'N', '1'};
+constexpr std::uint32_t kVersion = 1;
+
+struct Header {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t headerBytes;
+  std::uint64_t fingerprint;
+  std::int64_t frame;
+  std::uint32_t substeps;
+  std::uint32_t method;
+  std::uint64_t worldBytes;
+};
+
+std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+std::uint64_t sceneFingerprint(const std::string& sceneText, const std::string& file, std::uint32_t method,
+                               std::uint32_t substeps) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(sceneText);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(file + ": malformed JSON");
+  }
+  if (j.is_object()) j.erase("frames");
+  const std::string canonical = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::uint64_t h = fnv1a(canonical.data(), canonical.size());
+  h = fnv1a(&method, sizeof method, h);
+  return fnv1a(&substeps, sizeof substeps, h);
+}
+
+void checkStateWritable(const std::string& file) {
+  PendingFile probe(file);  // creates (and, destroyed, removes) a new temporary beside it
+}
+
+void writeRunState(const std::string& file, const RunState& state) {
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kVersion;
+  h.headerBytes = sizeof(Header);
+  h.fingerprint = state.fingerprint;
+  h.frame = state.frame;
+  h.substeps = state.substeps;
+  h.method = state.method;
+  h.worldBytes = state.world.size();
+  std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
+  bytes.append(reinterpret_cast<const char*>(state.world.data()), state.world.size());
+  PendingFile out(file);
+  out.commit(bytes);
+}
+
+RunState readRunState(const std::string& file) {
+  const std::string bytes = readRegularFile(file, std::uint64_t(1) << 40, "state file");
+  Header h{};
+  if (bytes.size() < sizeof h) throw InputError(file + ": not a smash run state (too short)");
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw InputError(file + ": not a smash run state (bad magic)");
+  if (h.version != kVersion || h.headerBytes != sizeof h)
+    throw InputError(file + ": run state version " + std::to_string(h.version) + " is not supported by this build");
+  if (bytes.size() - sizeof h != h.worldBytes)
+    throw InputError(file + ": state is " + std::to_string(bytes.size()) + " bytes, expected " +
+                     std::to_string(sizeof h + h.worldBytes) + " (truncated?)");
+  if (h.frame < 0) throw InputError(file + ": state has an impossible frame number");
+  RunState s;
+  s.fingerprint = h.fingerprint;
+  s.frame = h.frame;
+  s.substeps = h.substeps;
+  s.method = h.method;
+  s.world.assign(bytes.begin() + static_cast<std::ptrdiff_t>(sizeof h), bytes.end());
+  return s;
+}
+
+}  // namespace smash::io
