@@ -16,6 +16,7 @@ packages=(
   libembree-dev libstb-dev  # CPU ray-traced preview pictures, PNG writing
   ffmpeg               # animation.mp4 from the rendered frames (optional at run time)
   clang libclang-rt-14-dev  # fuzzing (libFuzzer) and its sanitizer runtimes
+  libomp-14-dev        # ThreadSanitizer over the OpenMP backend: LLVM's OpenMP runtime and its Archer tool
 )
 
 missing=()

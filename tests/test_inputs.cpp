@@ -4,12 +4,16 @@
 // field — never abort, never an exit code outside docs/cli.md's table.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/mesh.h"
+#include "core/sdf_bake.h"
 #include "test_util.h"
 
 using smash::test::runCommand;
@@ -143,4 +147,82 @@ TEST_CASE("inputs: paths that are not UTF-8 run to the end", "[cli][inputs]") {
   const nlohmann::json summary = nlohmann::json::parse(in);  // valid JSON (U+FFFD for the bytes)
   CHECK(summary["frames"] == 3);
   CHECK(fs::exists(name + "_out/poses.csv"));
+}
+
+TEST_CASE("sdf cache: a second bake reads the same floats back; a bad cache file is baked again", "[sdf][cache]") {
+  const std::string dir = fs::absolute("smash_test_sdf_cache").string();
+  fs::remove_all(dir);
+  const char* saved = std::getenv("SMASH_CACHE_DIR");
+  const std::string savedValue = saved ? saved : "";
+  ::setenv("SMASH_CACHE_DIR", dir.c_str(), 1);
+  smash::Mesh mesh = smash::loadObj(bunny());
+  for (auto& v : mesh.vertices) v *= 0.3;
+  const int before = smash::openVdbBakes();
+  const smash::BakedGrid first = smash::bakeSdf(mesh, 24, "bunny");
+  CHECK(smash::openVdbBakes() == before + 1);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir + "/sdf")) files.push_back(e.path());
+  REQUIRE(files.size() == 1);
+  auto same = [&](const smash::BakedGrid& g) {
+    CHECK(g.nx == first.nx);
+    CHECK(g.ny == first.ny);
+    CHECK(g.nz == first.nz);
+    CHECK(g.cell == first.cell);
+    CHECK(g.origin == first.origin);
+    CHECK(g.values == first.values);
+  };
+  same(smash::bakeSdf(mesh, 24, "bunny"));  // a hit: no bake
+  CHECK(smash::openVdbBakes() == before + 1);
+  // Damaged files: truncated, a flipped value byte made NaN, a flipped key; each is baked again
+  // (the same floats) and replaced by a good file.
+  const std::uintmax_t size = fs::file_size(files[0]);
+  int bakes = before + 1;
+  for (int damage = 0; damage < 3; ++damage) {
+    {
+      std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+      if (damage == 1) {
+        f.seekp(static_cast<std::streamoff>(size - 4));
+        const float nan = std::nanf("");
+        f.write(reinterpret_cast<const char*>(&nan), 4);
+      } else if (damage == 2) {
+        f.seekp(16);
+        f.put('\x5a');
+      }
+    }
+    if (damage == 0) fs::resize_file(files[0], size - 8);
+    same(smash::bakeSdf(mesh, 24, "bunny"));
+    CHECK(smash::openVdbBakes() == ++bakes);
+    CHECK(fs::file_size(files[0]) == size);
+  }
+  // Another resolution or another mesh is another key.
+  smash::bakeSdf(mesh, 26, "bunny");
+  for (auto& v : mesh.vertices) v *= 1.5;
+  smash::bakeSdf(mesh, 24, "bunny");
+  CHECK(smash::openVdbBakes() == bakes + 2);
+  std::size_t count = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/sdf")) count += e.path().extension() == ".sdf";
+  CHECK(count == 3);
+  // The bake's memory is checked before baking: the estimate grows with the voxels.
+  CHECK(smash::bakeMemoryBytes(mesh, 256) > 8 * smash::bakeMemoryBytes(mesh, 64) / 2);
+  CHECK(smash::bakeMemoryBytes(mesh, 256) > (std::size_t(2) << 30));
+  if (saved) ::setenv("SMASH_CACHE_DIR", savedValue.c_str(), 1);
+  else ::unsetenv("SMASH_CACHE_DIR");
+}
+
+TEST_CASE("sdf cache: a bake too big for the memory left is refused before it starts", "[sdf][cache][cli]") {
+#if defined(__SANITIZE_ADDRESS__)
+  WARN("skipped under AddressSanitizer (ulimit -v)");
+  return;
+#else
+  // sdf_resolution 256 plans ~3.5 GB; under ulimit -v 1.5 GB it is refused at once, naming the field.
+  const std::string scene = smash::test::writeTemp("inputs_bake256.json",
+      R"({"dt": 0.01, "frames": 1, "materials": {"default": {}},
+          "shapes": {"a": {"mesh": ")" + bunny() + R"(", "scale": 0.3, "sdf_resolution": 256}},
+          "bodies": [{"shape": "a", "position": [0, 1, 0]}, {"shape": "a", "position": [1, 1, 0]}]})");
+  auto r = runCommand("ulimit -v 1500000; SMASH_CACHE_DIR= timeout 60 " + smashCmd("validate " + scene));
+  INFO(r.output);
+  CHECK(r.exitCode == 2);
+  CHECK(r.output.find("shapes.a: baking the SDF at sdf_resolution 256 needs about") != std::string::npos);
+  CHECK(r.output.find("lower sdf_resolution") != std::string::npos);
+#endif
 }

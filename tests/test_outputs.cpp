@@ -63,7 +63,7 @@ std::vector<std::string> names(const std::map<std::string, std::string>& snap) {
 /// formed row per exported frame and body.
 void requireConsistent(const std::string& out) {
   const nlohmann::json summary = nlohmann::json::parse(readFile(out + "/summary.json"));
-  for (const auto& f : summary["files"]) CHECK(fs::exists(f.get<std::string>()));
+  for (const auto& f : summary["files"]) CHECK(fs::exists(out + "/" + f.get<std::string>()));
   if (fs::exists(out + "/poses.csv")) {
     std::ifstream csv(out + "/poses.csv");
     std::string line;
@@ -204,10 +204,16 @@ TEST_CASE("outputs: a reused folder holds only the latest run's outputs", "[cli]
   CHECK(r3.exitCode == 3);
   CHECK(snapshot(out) == before);
   // A killed run's staging folder (SIGKILL: nothing could clean it) is removed by the next run.
+  // (Only folders shaped like mkdtemp's are taken: this user's, mode 0700; a user's own folder
+  // that happens to share the prefix stays.)
   fs::create_directories(out + "/.smash-run-killed/frames");
+  fs::permissions(out + "/.smash-run-killed", fs::perms::owner_all, fs::perm_options::replace);
+  fs::create_directories(out + "/.smash-run-mydata");
   auto r4 = runCommand(smashCmd("run " + lab() + " --backend omp --frames 2 --out " + out + " --quiet"));
   CHECK(r4.exitCode == 1);
   CHECK(!fs::exists(out + "/.smash-run-killed"));
+  CHECK(fs::exists(out + "/.smash-run-mydata"));
+  fs::remove_all(out + "/.smash-run-mydata");
 }
 
 TEST_CASE("outputs: SIGTERM and SIGINT stop at a frame boundary with a consistent result", "[cli][outputs][signals]") {
@@ -439,4 +445,120 @@ TEST_CASE("snapshots: bad state files are refused and nothing is written", "[cli
   auto r = runCommand(smashCmd("run " + stack + " --backend omp --frames 1000000 --save-state " + file + "/s.bin"));
   INFO(r.output);
   CHECK(r.exitCode == 4);
+}
+
+TEST_CASE("outputs: runs racing into a new nested folder, and failures that leave no trace", "[cli][outputs][faults]") {
+  // Six runs started together into a folder 30 levels deep that does not exist yet: each
+  // finishes (exit 1: too short to rest) or is refused (exit 4); one complete set is left.
+  for (int trial = 0; trial < 2; ++trial) {
+    fs::remove_all("smash_test_faults_race");
+    std::string deep = "smash_test_faults_race";
+    for (int k = 0; k < 30; ++k) deep += "/d";
+    std::string cmd = "for i in 1 2 3 4 5 6; do (" +
+                      smashCmd("run " + lab() + " --backend omp --frames 40 --out " + deep + " --quiet > /dev/null 2>&1") +
+                      "; echo $? >> smash_test_faults_race.codes) & done; wait";
+    fs::remove("smash_test_faults_race.codes");
+    runCommand(cmd);
+    std::ifstream codes("smash_test_faults_race.codes");
+    int finished = 0, refused = 0, other = 0;
+    for (int c; codes >> c;) (c == 1 ? finished : c == 4 ? refused : other)++;
+    INFO("finished " << finished << ", refused " << refused << ", other " << other);
+    CHECK(other == 0);
+    CHECK(finished >= 1);
+    CHECK(finished + refused == 6);
+    requireConsistent(deep);
+  }
+  // A failed run into a new nested folder removes every level it made; into an existing empty
+  // folder it leaves the folder empty (no lock file either).
+  const std::string mesh = smash::test::sourcePath("scenes/meshes/bunny.obj");
+  const std::string stop = smash::test::writeTemp("faults_stop.json", R"({
+    "dt": 0.01, "frames": 50, "solver": {"body_contacts": false}, "materials": {"default": {}},
+    "shapes": {"bunny": {"mesh": ")" + mesh + R"(", "scale": 0.4}},
+    "bodies": [{"shape": "bunny", "position": [5, 1, 0], "velocity": [0, 50, 0]}],
+    "watchdog": {"max_speed": 20, "policy": "stop"}
+  })");
+  fs::remove_all("smash_test_faults_new");
+  auto r = runCommand(smashCmd("run " + stop + " --backend omp --out smash_test_faults_new/a/b --quiet"));
+  INFO(r.output);
+  CHECK(r.exitCode == 3);
+  CHECK(!fs::exists("smash_test_faults_new"));
+  const std::string empty = freshFolder("empty");
+  fs::create_directories(empty);
+  auto r2 = runCommand(smashCmd("run " + stop + " --backend omp --out " + empty + " --quiet"));
+  CHECK(r2.exitCode == 3);
+  CHECK(fs::is_empty(empty));
+}
+
+TEST_CASE("outputs: a signal while pictures are rendered, or right at the start", "[cli][outputs][signals]") {
+  // SIGINT once the first picture is in the staging folder: every frame is published, the
+  // pictures are not, and the summary says the result was cut short.
+  const std::string out = freshFolder("render_signal");
+  const std::string cmd = smashCmd("run " + lab() + " --backend omp --frames 400 --out " + out +
+                                   " --render --size 200x200 --samples 1 --quiet") +
+                          " 2>&1 & P=$!; while ! ls " + out + "/.smash-run-*/frames 2>/dev/null | grep -q png; do "
+                          "sleep 0.05; done; kill -INT $P; wait $P";
+  auto r = runCommand(cmd);
+  INFO(r.output);
+  CHECK(r.exitCode == 130);
+  requireConsistent(out);
+  const nlohmann::json summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+  CHECK(summary["interrupted"] == true);
+  CHECK(summary["frames_completed"] == 400);
+  CHECK(summary["render"].contains("skipped"));
+  CHECK(!fs::exists(out + "/frames"));
+  CHECK(!fs::exists(out + "/animation.mp4"));
+  // SIGTERM as soon as the staging folder exists (handlers are in place before it is made).
+  for (int trial = 0; trial < 3; ++trial) {
+    const std::string early = freshFolder("early_signal");
+    auto e = runCommand(smashCmd("run " + lab() + " --backend omp --frames 100000 --out " + early + " --quiet --no-gltf") +
+                        " 2>&1 & P=$!; while ! ls -A " + early + " 2>/dev/null | grep -q smash-run; do :; done; "
+                        "kill -TERM $P; wait $P");
+    INFO(e.output);
+    CHECK(e.exitCode == 143);
+    requireConsistent(early);
+  }
+}
+
+TEST_CASE("outputs: folder names ffmpeg could misread, and benchmark files", "[cli][outputs][render]") {
+  for (const std::string name : {"pipe:1", "concat:x", "-dash", "file:y"}) {
+    const std::string out = "smash_test_ffmpeg_" + name;
+    fs::remove_all(out);
+    auto r = runCommand(smashCmd("run " + lab() + " --backend omp --frames 3 --out='" + out +
+                                 "' --quiet --render --size 32x32 --samples 1"));
+    INFO(name << "\n" << r.output);
+    CHECK(r.exitCode == 1);
+    requireConsistent(out);
+    if (haveFfmpeg()) CHECK(fs::file_size(out + "/animation.mp4") > 0);
+  }
+  // A full disk while ffmpeg writes: never a truncated video published.
+  if (haveFfmpeg() && std::system("command -v ffprobe > /dev/null 2>&1") == 0) {
+    const std::string out = freshFolder("mp4_full");
+    auto r = runCommand("trap '' XFSZ; ulimit -f 60; " +
+                        smashCmd("run " + smash::test::sourcePath("scenes/box_stack.json") + " --backend omp --frames 300 "
+                                 "--out " + out + " --render --size 512x512 --samples 1 --no-gltf --no-csv --quiet"));
+    INFO(r.output);
+    if (r.exitCode == 4) {
+      CHECK(!fs::exists(out));  // the run made the folder, and removed it again
+    } else {
+      CHECK(r.exitCode <= 1);
+      CHECK(std::system(("ffprobe -v error " + out + "/animation.mp4").c_str()) == 0);
+    }
+  }
+  // benchmark --out: a name near the file system's limit works (the temporary has its own short
+  // name); a signal leaves no temporary behind and no results file.
+  const std::string longName = "smash_test_" + std::string(230, 'b') + ".json";
+  fs::remove(longName);
+  auto b = runCommand(smashCmd("benchmark " + lab() + " --backends cpp --frames 2 --out " + longName));
+  INFO(b.output);
+  CHECK(b.exitCode == 0);
+  CHECK(fs::exists(longName));
+  fs::remove(longName);
+  const std::string dir = freshFolder("bench_signal");
+  fs::create_directories(dir);
+  auto s = runCommand(smashCmd("benchmark " + lab() + " --backends omp --frames 1000000 --out " + dir + "/b.json") +
+                      " 2>&1 & P=$!; while ! ls -A " + dir + " 2>/dev/null | grep -q partial; do sleep 0.05; done; "
+                      "sleep 0.3; kill -TERM $P; wait $P");
+  INFO(s.output);
+  CHECK(s.exitCode == 143);
+  CHECK(fs::is_empty(dir));
 }

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <limits>
@@ -220,6 +221,8 @@ void parseSize(const std::string& size, int& w, int& h) {
   try {
     if (x == std::string::npos) throw std::invalid_argument("no x");
     std::size_t used = 0;
+    for (std::size_t i = 0; i < size.size(); ++i)
+      if (i != x && !std::isdigit(static_cast<unsigned char>(size[i]))) throw std::invalid_argument("digits");
     w = std::stoi(size.substr(0, x), &used);
     if (used != x) throw std::invalid_argument("width");
     h = std::stoi(size.substr(x + 1), &used);
@@ -291,11 +294,13 @@ class RunSession {
     if (!end.signal) verdict = printVerdict();
     if (outputs_) writeOutputs(end, verdict);
     if (const int sig = end.signal ? end.signal : int(gSignal)) {
+      const bool picturesCut = !end.signal && o_.render && renderSkipped_;
       std::fprintf(stderr, "smash: stopped by %s after frame %d of %d%s\n", signalName(sig), end.frames,
                    scene_.frames,
-                   outputs_ ? (end.signal ? "; the outputs hold the frames done (summary.json: \"interrupted\": true)"
-                                          : "; the outputs are complete")
-                            : "");
+                   !outputs_ ? ""
+                   : end.signal ? "; the outputs hold the frames done (summary.json: \"interrupted\": true)"
+                   : picturesCut ? "; the outputs hold every frame but no pictures (summary.json: \"interrupted\": true)"
+                                 : "; the outputs are complete");
       return 128 + sig;
     }
     return verdict.pass ? 0 : 1;
@@ -597,7 +602,15 @@ class RunSession {
               {"preview", outputs_->published("preview.png")}};
     if (smash::io::haveFfmpeg()) {
       const double fps = 1.0 / (scene_.dt * o_.exportEvery * o_.renderEvery);
-      smash::io::encodeMp4(folder, fps, outputs_->staged("animation.mp4"));
+      try {
+        smash::io::encodeMp4(folder, fps, outputs_->staged("animation.mp4"));
+      } catch (const smash::OutputError&) {
+        if (!gSignal) throw;
+        // ffmpeg was stopped by the same signal (a process group signalled as a whole).
+        std::filesystem::remove_all(folder, ec);
+        std::filesystem::remove(outputs_->staged("preview.png"), ec);
+        return {{"skipped", std::string("interrupted by ") + signalName(gSignal)}};
+      }
       r["mp4"] = outputs_->published("animation.mp4");
     } else {
       r["mp4"] = nullptr;
@@ -611,10 +624,17 @@ class RunSession {
   void writeOutputs(const LoopEnd& end, const smash::Verdict& verdict) {
     Json j = summary(end, verdict);
     if (o_.render) {
-      if (end.signal)
+      if (end.signal) {
         j["render"] = {{"skipped", std::string("interrupted by ") + signalName(end.signal)}};
-      else
+      } else {
         j["render"] = render();
+        renderSkipped_ = j["render"].contains("skipped");
+        if (renderSkipped_) {
+          // The pictures were cut short: the result is not the complete one.
+          j["interrupted"] = true;
+          j["interrupted_by"] = signalName(gSignal);
+        }
+      }
     }
     for (const std::string& file : outputs_->finish(j)) say("wrote %s\n", file.c_str());
   }
@@ -631,6 +651,7 @@ class RunSession {
   std::int64_t steps_ = 0;
   double stepSeconds_ = 0, finalEnergy_ = 0;
   int startFrame_ = 0, savedFrame_ = -1;
+  bool renderSkipped_ = false;
   std::uint64_t fingerprint_ = 0;
 };
 
@@ -644,6 +665,7 @@ struct BenchOptions {
 
 int benchmarkCommand(const BenchOptions& o) {
   smash::Scene scene = loadForRun(o.scene, "scene", o.frames, -1);
+  catchSignals();
   // The results file is created (as a temporary) before anything is timed: a path that cannot
   // be written fails at once.
   std::unique_ptr<smash::io::PendingFile> out;
@@ -671,7 +693,14 @@ int benchmarkCommand(const BenchOptions& o) {
     runner->step();  // warm-up: first-step allocations
     runner->sync();
     auto t0 = Clock::now();
-    for (int s = 1; s < steps; ++s) runner->step();
+    for (int s = 1; s < steps; ++s) {
+      if (gSignal) {
+        // Nothing is written: the results file's temporary goes with `out`.
+        std::fprintf(stderr, "smash: benchmark stopped by %s; no results written\n", signalName(gSignal));
+        return 128 + gSignal;
+      }
+      runner->step();
+    }
     runner->sync();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     const int timed = std::max(1, steps - 1);
@@ -683,6 +712,8 @@ int benchmarkCommand(const BenchOptions& o) {
                        {"ms_per_step", 1e3 * perStep}, {"ms_per_simulated_second", 1e3 * perSim},
                        {"particle_steps_per_second", double(particles) / perStep}});
   }
+  if (results.empty())
+    throw smash::InputError("--backends: none of '" + o.backends + "' is available on this machine");
   if (out) {
     Json j = {{"scene", o.scene}, {"bodies", scene.bodies.size()}, {"particles", particles}, {"results", results}};
     out->commit(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");

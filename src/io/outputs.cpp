@@ -100,7 +100,10 @@ PendingFile::PendingFile(std::string file) : file_(std::move(file)) {
   if (file_.empty()) throw InputError("--out: the file name must not be empty");
   std::error_code ec;
   if (fs::is_directory(file_, ec)) throw OutputError(file_ + ": is a folder, not a file");
-  tmp_ = file_ + ".partial-XXXXXX";
+  // The temporary sits beside the file under a short name of its own (a name near the file
+  // system's limit must not become too long with a suffix).
+  const fs::path parent = fs::path(file_).parent_path();
+  tmp_ = ((parent.empty() ? fs::path(".") : parent) / ".smash-partial-XXXXXX").string();
   fd_ = ::mkstemp(tmp_.data());  // O_CREAT | O_EXCL: never an existing file or link
   if (fd_ < 0) throw OutputError(file_ + ": cannot write: " + errnoText());
   ::fchmod(fd_, 0644);
@@ -370,34 +373,52 @@ RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene
   if (options_.exportEvery < 1) throw InputError("--export-every: must be >= 1");
   const std::string& out = options_.folder;
   std::error_code ec;
-  createdFolder_ = !fs::exists(fs::symlink_status(out, ec));
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out))
+  // The folder and any missing parents, one level at a time: a level counts as this run's only
+  // when this run's mkdir made it (runs started together into a new folder race here), and only
+  // those are removed again if the run fails.
+  {
+    std::vector<fs::path> missing;
+    for (fs::path p = fs::path(out); !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+      missing.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it)
+      if (fs::create_directory(*it, ec)) createdFolders_.insert(createdFolders_.begin(), it->string());
+  }
+  if (!fs::is_directory(out, ec))
     throw OutputError(out + ": cannot create the output folder" + (ec ? ": " + ec.message() : ""));
   try {
-    // The lock: one run per folder. Taken on a file that stays (removing it would let a run that
-    // opened the old file and one that creates a new one both hold "the" lock); the path is
-    // checked to still name the locked file.
+    // The lock: one run per folder, on a file that stays while any run may use the folder. Its
+    // path is checked to still name the locked file (a run that failed removes a lock file it
+    // created, while holding it). Opened read-only when it exists: flock needs no write access,
+    // so runs by other users into a shared folder work.
     const std::string lock = (fs::path(out) / ".smash.lock").string();
-    lockFd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (lockFd_ < 0) throw OutputError(out + ": cannot write the output folder: " + errnoText());
+    lockFd_ = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    createdLock_ = lockFd_ >= 0;
+    if (lockFd_ < 0 && errno == EEXIST) lockFd_ = ::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (lockFd_ < 0) throw OutputError(lock + ": cannot open the output folder's lock file: " + errnoText());
     if (::flock(lockFd_, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK)
         throw OutputError(out + ": another smash run is writing to this output folder (it holds " + lock + ")");
-      throw OutputError(out + ": cannot lock the output folder: " + errnoText());
+      throw OutputError(lock + ": cannot lock the output folder: " + errnoText());
     }
     struct stat held {}, named {};
     if (::fstat(lockFd_, &held) != 0 || ::lstat(lock.c_str(), &named) != 0 || held.st_ino != named.st_ino ||
         held.st_dev != named.st_dev)
-      throw OutputError(out + ": the lock file " + lock + " was replaced while locking it; try again");
+      throw OutputError(out + ": the lock file " + lock + " was replaced while locking it (another run ended); try again");
+    lockHeld_ = true;
     // Staging folders left by a run that was killed (SIGKILL, power loss) hold nothing anyone
     // can use; with the lock held, no live run owns one.
-    for (const auto& entry : fs::directory_iterator(out, ec))
-      if (entry.path().filename().string().rfind(".smash-run-", 0) == 0 && entry.is_directory(ec) &&
-          !entry.is_symlink(ec)) {
+    // Only folders that look like mkdtemp's: this user's, mode 0700, the exact name length.
+    for (const auto& entry : fs::directory_iterator(out, ec)) {
+      const std::string name = entry.path().filename().string();
+      struct stat st {};
+      if (name.rfind(".smash-run-", 0) == 0 && name.size() == 17 && ::lstat(entry.path().c_str(), &st) == 0 &&
+          S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 0777) == 0700) {
         std::error_code ignore;
         fs::remove_all(entry.path(), ignore);
       }
+    }
     std::string pattern = (fs::path(out) / ".smash-run-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) throw OutputError(out + ": cannot write the output folder: " + errnoText());
     staging_ = pattern;
@@ -477,7 +498,8 @@ std::vector<std::string> RunOutputs::finish(nlohmann::json summary) {
     if (fs::exists(fs::symlink_status(staged(name)))) names.push_back(name);
   std::vector<std::string> written;
   for (const std::string& name : names) written.push_back(published(name));
-  summary["files"] = written;
+  summary["folder"] = options_.folder;
+  summary["files"] = names;  // relative to the folder (always ASCII)
   summary["exported_frames"] = exported_;
   // Paths and names that are not UTF-8 are written with U+FFFD in their place.
   const std::string text = summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -501,7 +523,11 @@ void RunOutputs::publish(const std::vector<std::string>& names) {
     for (auto it = movedIn.rbegin(); it != movedIn.rend(); ++it) fs::rename(published(*it), staged(*it), ignore);
     for (const std::string& name : movedAside) fs::rename((fs::path(aside) / name).string(), published(name), ignore);
   };
-  for (const char* name : kRunOutputNames) {
+  // The old summary.json goes aside first: at no moment does it stand beside a partial set.
+  std::vector<std::string> previous = {"summary.json"};
+  for (const char* name : kRunOutputNames)
+    if (std::string(name) != "summary.json") previous.push_back(name);
+  for (const std::string& name : previous) {
     if (!fs::exists(fs::symlink_status(published(name)))) continue;
     fs::rename(published(name), (fs::path(aside) / name).string(), ec);
     if (ec) {
@@ -530,10 +556,12 @@ void RunOutputs::abandon() {
   std::error_code ec;
   if (!staging_.empty()) fs::remove_all(staging_, ec);
   staging_.clear();
-  if (createdFolder_) {
-    // A folder this run created goes too, with its lock file, if nothing else is in it.
-    fs::remove((fs::path(options_.folder) / ".smash.lock"), ec);
-    fs::remove(options_.folder, ec);
+  if (lockHeld_) {
+    // What this run created goes: its lock file (removed while held; a run that opened it in
+    // the meantime sees it replaced and stops), then the folders it made, deepest first, each
+    // only if empty.
+    if (createdLock_) ::unlink((fs::path(options_.folder) / ".smash.lock").c_str());
+    for (const std::string& folder : createdFolders_) fs::remove(folder, ec);
   }
   finished_ = true;
 }

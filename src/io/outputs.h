@@ -86,12 +86,13 @@ class RunOutputs {
   std::FILE* csv_ = nullptr;
   std::string staging_;
   int lockFd_ = -1;
-  bool createdFolder_ = false;
+  bool lockHeld_ = false, createdLock_ = false;
+  std::vector<std::string> createdFolders_;  ///< made by this run, deepest first
   bool finished_ = false;
 };
 
-/// A file written once, at the end, by a rename: its temporary ("<file>.partial-XXXXXX", created
-/// new) is made when constructed, so a path that cannot be written fails before any work.
+/// A file written once, at the end, by a rename: its temporary (".smash-partial-XXXXXX" beside
+/// it, created new) is made when constructed, so a path that cannot be written fails before any work.
 /// Destroyed without commit(), the temporary is removed.
 class PendingFile {
  public:

@@ -5,9 +5,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
+#include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -285,25 +288,57 @@ std::string ffmpegPattern(const std::string& folder) {
 void encodeMp4(const std::string& folder, double fps, const std::string& file) {
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.6g", fps);
-  // Run without a shell (the paths come from the command line); "-n": never overwrite — the
-  // file is new in the run's private staging folder.
-  const std::string pattern = ffmpegPattern(folder);
-  std::vector<std::string> args = {"ffmpeg", "-nostdin", "-n", "-loglevel", "error", "-framerate", rate,
+  // Run without a shell; paths absolute, so no folder name reads as an ffmpeg protocol
+  // ("pipe:1", "concat:x") or an option ("-dash"). "-n": never overwrite (the file is new in the
+  // run's private staging folder). ffmpeg runs in its own process group: a Ctrl-C at the
+  // terminal reaches smash, which finishes the picture it is on and stops, not ffmpeg midway.
+  // ffmpeg can exit 0 after failing to write its trailer (a full disk): any message it prints at
+  // level "error" counts as a failure, and the file is synced and must not be empty.
+  const std::string pattern = ffmpegPattern(fs::absolute(folder).string());
+  const std::string out = fs::absolute(file).string();
+  const std::string log = out + ".ffmpeg-log";
+  std::vector<std::string> args = {"ffmpeg", "-nostdin", "-n", "-xerror", "-loglevel", "error", "-framerate", rate,
                                    "-i", pattern, "-c:v", "libx264", "-pix_fmt", "yuv420p",
-                                   "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", file};
+                                   "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", out};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  if (::posix_spawnp(&pid, "ffmpeg", nullptr, nullptr, argv.data(), environ) != 0)
+  const int spawned = ::posix_spawnp(&pid, "ffmpeg", &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  std::error_code ignore;
+  if (spawned != 0) {
+    fs::remove(log, ignore);
     throw OutputError(file + ": cannot start ffmpeg");
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) throw OutputError(file + ": lost track of ffmpeg");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::error_code ignore;
-    fs::remove(file, ignore);
-    throw OutputError(file + ": ffmpeg failed to encode the frames");
+  std::string messages;
+  {
+    std::ifstream in(log);
+    std::getline(in, messages);
+  }
+  fs::remove(log, ignore);
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && messages.empty();
+  if (ok) {
+    const int fd = ::open(out.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st {};
+    ok = fd >= 0 && ::fstat(fd, &st) == 0 && st.st_size > 0 && (::fsync(fd) == 0 || errno == EINVAL);
+    if (fd >= 0) ::close(fd);
+  }
+  if (!ok) {
+    fs::remove(out, ignore);
+    throw OutputError(file + ": ffmpeg failed to encode the frames" +
+                      (messages.empty() ? std::string() : ": " + quoteToken(messages, 200)));
   }
 }
 
