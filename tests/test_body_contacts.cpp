@@ -85,7 +85,7 @@ TEST_CASE("bodies: a baked field holds true distances inside and out", "[bodies]
   Random rng(3);
   double worst = 0;
   for (int k = 0; k < 2000; ++k) {
-    const glm::dvec3 p(rng.uniform(-0.6, 0.6), rng.uniform(-0.6, 0.6), rng.uniform(-0.6, 0.6));
+    const glm::dvec3 p = rng.uniform3(-0.6, 0.6);
     const SdfSample<double> exact = sdfBoxLocal(p, glm::dvec3(0.5));
     const SdfSample<double> s = sampleGrid(v, p);
     worst = std::max(worst, std::abs(s.phi - exact.phi));

@@ -85,11 +85,11 @@ TEST_CASE("impulse at a point sets that point's velocity", "[math][contact]") {
       for (int r = 0; r < 3; ++r) A[c][r] = rng.uniform(-1, 1);
     dmat3 I = glm::transpose(A) * A + dmat3(0.1);  // symmetric positive definite
     dmat3 Iinv = glm::inverse(I);
-    dvec3 rc(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
-    dvec3 v(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
-    dvec3 w(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+    dvec3 rc = rng.uniform3(-1, 1);
+    dvec3 v = rng.uniform3(-1, 1);
+    dvec3 w = rng.uniform3(-1, 1);
     dvec3 vc = v + glm::cross(w, rc);
-    dvec3 want(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+    dvec3 want = rng.uniform3(-1, 1);
     dvec3 j = impulseAtPoint(1 / M, Iinv, rc, vc, want);
     dvec3 v2 = v + j / M, w2 = w + Iinv * glm::cross(rc, j);
     REQUIRE(glm::length(v2 + glm::cross(w2, rc) - want) < 1e-10);

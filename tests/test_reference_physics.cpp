@@ -27,7 +27,7 @@ Shape irregularShape() {
   std::vector<dvec3> p;
   std::vector<double> m;
   for (int i = 0; i < 57; ++i) {
-    p.push_back(dvec3(rng.uniform(-1, 1.5), 0.4 * rng.uniform(-1, 1), 0.8 * rng.uniform(-1, 1)));
+    p.push_back(rng.uniform3(dvec3(-1, -0.4, -0.8), dvec3(1.5, 0.4, 0.8)));
     m.push_back(rng.uniform(0.2, 3));
   }
   return shapeFromParticles("irregular", p, m);

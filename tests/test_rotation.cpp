@@ -65,7 +65,8 @@ dmat3 randomMatrix(Random& rng) {
 }
 
 dmat3 randomRotation(Random& rng) {
-  glm::dquat q(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+  const dvec3 xyz = rng.uniform3(-1, 1);  // fixed draw order (Random::uniform3): z, y, x, then w
+  glm::dquat q(rng.uniform(-1, 1), xyz.x, xyz.y, xyz.z);
   return rotationMatrix(q);
 }
 
@@ -109,7 +110,7 @@ TEST_CASE("rotation: 180 degree turns", "[math][rotation]") {
   // Symmetric rotation matrices: a fixed point of Müller-style iterations started at identity.
   Random rng(13);
   std::vector<dvec3> axes = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}, {1, -2, 3}};
-  for (int k = 0; k < 50; ++k) axes.push_back(dvec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)));
+  for (int k = 0; k < 50; ++k) axes.push_back(rng.uniform3(-1, 1));
   for (dvec3 axis : axes) {
     dmat3 R0 = rotationMatrix(glm::angleAxis(M_PI, glm::normalize(axis)));
     dmat3 R = optimalRotation(R0, dmat3(1.0));
@@ -141,7 +142,7 @@ TEST_CASE("rotation: rank-deficient input keeps the warm start where it is free 
   Random rng(23);
   for (int k = 0; k < 200; ++k) {
     dmat3 warm = randomRotation(rng);
-    dvec3 b = glm::normalize(dvec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)));
+    dvec3 b = glm::normalize(rng.uniform3(-1, 1));
     dmat3 A = outer(warm * b, b);  // the line is exactly where warm puts it
     REQUIRE(frobenius(optimalRotation(A, warm) - warm) < 1e-10);
   }
@@ -163,7 +164,10 @@ TEST_CASE("rotation: reflections give the best proper rotation", "[math][rotatio
 TEST_CASE("rotation: scales from 1e-4 to 1e4", "[math][rotation]") {
   Random rng(31);
   for (double scale : {1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4})
-    for (int k = 0; k < 500; ++k) checkExtraction(scale * randomMatrix(rng), randomRotation(rng), "scaled");
+    for (int k = 0; k < 500; ++k) {
+      const dmat3 R = randomRotation(rng);  // draws in a fixed order (see Random::uniform3)
+      checkExtraction(scale * randomMatrix(rng), R, "scaled");
+    }
 }
 
 TEST_CASE("rotation: 10^5 seeded random matrices", "[math][rotation][torture]") {
@@ -178,7 +182,8 @@ TEST_CASE("rotation: 10^5 seeded random matrices", "[math][rotation][torture]") 
 TEST_CASE("rotation: float instantiation stays a rotation", "[math][rotation][float]") {
   Random rng(37);
   for (int k = 0; k < 20000; ++k) {
-    dmat3 Ad = std::pow(10.0, rng.uniform(-4, 4)) * randomMatrix(rng);
+    const dmat3 M = randomMatrix(rng);  // draws in a fixed order (see Random::uniform3)
+    dmat3 Ad = std::pow(10.0, rng.uniform(-4, 4)) * M;
     glm::mat3 A(Ad);
     glm::mat3 R = optimalRotation(A, glm::mat3(1.0f));
     REQUIRE(glm::determinant(R) == Approx(1.0f).margin(1e-5));
@@ -202,18 +207,19 @@ TEST_CASE("rotation: the default fit minimises the matching objective", "[math][
     dvec3 centre(0.0);
     double M = 0;
     for (int i = 0; i < 40; ++i) {
-      r[i] = dvec3(rng.uniform(-1, 1), 0.3 * rng.uniform(-1, 1), 2 * rng.uniform(-1, 1));
+      r[i] = rng.uniform3(dvec3(-1, -0.3, -2), dvec3(1, 0.3, 2));
       m[i] = rng.uniform(0.5, 2);
       centre += m[i] * r[i];
       M += m[i];
     }
     centre /= M;
     for (auto& ri : r) ri -= centre;
-    dmat3 F = randomRotation(rng) * (dmat3(1.0) + 0.4 * randomMatrix(rng));  // non-rigid
-    dvec3 t(rng.uniform(-5, 5), rng.uniform(-5, 5), rng.uniform(-5, 5));
+    const dmat3 D = randomMatrix(rng);  // draws in a fixed order (see Random::uniform3)
+    dmat3 F = randomRotation(rng) * (dmat3(1.0) + 0.4 * D);  // non-rigid
+    dvec3 t = rng.uniform3(-5, 5);
     dvec3 c(0.0);
     for (int i = 0; i < 40; ++i) {
-      y[i] = t + F * r[i] + 0.05 * dvec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+      y[i] = t + F * r[i] + 0.05 * rng.uniform3(-1, 1);
       c += m[i] * y[i];
     }
     c /= M;
@@ -236,7 +242,7 @@ TEST_CASE("rotation: the default fit minimises the matching objective", "[math][
     REQUIRE(best <= objective(Rseeds) + 1e-9 * best);
     if (objective(Rseeds) > best * (1 + 1e-6)) ++seedsWorse;
     for (int k = 0; k < 20; ++k) {  // no nearby or random rotation does better
-      dvec3 axis(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+      dvec3 axis = rng.uniform3(-1, 1);
       dmat3 nearby = Rdefault * rotationMatrix(glm::angleAxis(rng.uniform(-0.05, 0.05), glm::normalize(axis)));
       REQUIRE(best <= objective(nearby) + 1e-9 * best);
       REQUIRE(best <= objective(randomRotation(rng)) + 1e-9 * best);

@@ -80,7 +80,7 @@ TEST_CASE("sdf: gradients match central differences and have unit length", "[mat
     INFO("collider " << k);
     int checked = 0, skipped = 0;
     for (int s = 0; s < 4000; ++s) {
-      dvec3 x(rng.uniform(-2, 2), rng.uniform(-2, 2), rng.uniform(-2, 2));
+      dvec3 x = rng.uniform3(-2, 2);
       SdfSample<double> at = sdfCollider(cs[k], x);
       REQUIRE(glm::length(at.gradient) == Approx(1.0).margin(1e-12));
       // Skip points within 1e-3 of the medial set, where φ is not differentiable: there the
@@ -123,7 +123,7 @@ TEST_CASE("sdf: float instantiation agrees with double", "[math][sdf][float]") {
     cf.radius = float(c.radius);
     cf.rotation = glm::quat(c.rotation);
     for (int s = 0; s < 1000; ++s) {
-      dvec3 x(rng.uniform(-2, 2), rng.uniform(-2, 2), rng.uniform(-2, 2));
+      dvec3 x = rng.uniform3(-2, 2);
       REQUIRE(sdfCollider(cf, glm::vec3(x)).phi == Approx(sdfCollider(c, x).phi).margin(1e-5));
     }
   }

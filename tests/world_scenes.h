@@ -16,8 +16,7 @@ inline Shape randomShape(int count, double size, std::uint64_t seed) {
   std::vector<glm::dvec3> p;
   std::vector<double> m;
   for (int i = 0; i < count; ++i) {
-    p.push_back(glm::dvec3(rng.uniform(-size, size), rng.uniform(-0.6 * size, 0.6 * size),
-                           rng.uniform(-0.8 * size, 0.8 * size)));
+    p.push_back(rng.uniform3(glm::dvec3(-size, -0.6 * size, -0.8 * size), glm::dvec3(size, 0.6 * size, 0.8 * size)));
     m.push_back(rng.uniform(0.5, 2.0));
   }
   return shapeFromParticles("cloud" + std::to_string(count), p, m);
@@ -56,10 +55,13 @@ inline Scene parityScene(std::vector<Shape> shapes, int bodies, std::uint64_t se
     Body body;
     body.shape = b % static_cast<int>(s.shapes.size());
     body.position = glm::dvec3((b % side) * spacing, 1.0 + rng.uniform(0, 1.0), (b / side) * spacing);
-    body.rotation = glm::angleAxis(rng.uniform(0, 6.28),
-                                   glm::normalize(glm::dvec3(rng.uniform(-1, 1), rng.uniform(-1, 1), 0.3)));
-    body.velocity = glm::dvec3(rng.uniform(-4, 0), rng.uniform(-1, 2), rng.uniform(-0.5, 0.5));
-    body.angularVelocity = glm::dvec3(rng.uniform(-3, 3), rng.uniform(-3, 3), rng.uniform(-3, 3));
+    // Draws in a fixed order (Random::uniform3): the axis's y, its x, then the angle.
+    const double axisY = rng.uniform(-1, 1);
+    const double axisX = rng.uniform(-1, 1);
+    const double angle = rng.uniform(0, 6.28);
+    body.rotation = glm::angleAxis(angle, glm::normalize(glm::dvec3(axisX, axisY, 0.3)));
+    body.velocity = rng.uniform3(glm::dvec3(-4, -1, -0.5), glm::dvec3(0, 2, 0.5));
+    body.angularVelocity = rng.uniform3(-3, 3);
     s.bodies.push_back(body);
   }
   return s;

@@ -363,8 +363,7 @@ void parseGenerator(const Json& j, const std::string& file, const std::string& p
         Body b = proto;
         b.position = origin + glm::dvec3(ix, iy, iz) * spacing;
         if (jitterPos > 0)
-          b.position += glm::dvec3(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)) *
-                        jitterPos;
+          b.position += rng.uniform3(-1, 1) * jitterPos;
         if (jitterRot > 0) b.rotation = randomRotation(rng, jitterRot) * b.rotation;
         scene.bodies.push_back(b);
       }
