@@ -440,6 +440,11 @@ TEST_CASE("snapshots: bad state files are refused and nothing is written", "[cli
     CHECK(r.output.find(c.says) != std::string::npos);
     CHECK(!fs::exists(out));  // the output folder this run would have created is gone again
   }
+  // --save-state on the reference is refused before step 1 (not after the run).
+  auto ref = runCommand(smashCmd("run " + stack + " --backend reference --frames 1000000 --save-state smash_test_snap_ref.bin"));
+  INFO(ref.output);
+  CHECK(ref.exitCode == 2);
+  CHECK(ref.output.find("--save-state: not available on the reference") != std::string::npos);
   // An unwritable state path fails before step 1.
   const std::string file = smash::test::writeTemp("snap_not_a_folder", "x");
   auto r = runCommand(smashCmd("run " + stack + " --backend omp --frames 1000000 --save-state " + file + "/s.bin"));

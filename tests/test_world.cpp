@@ -21,12 +21,25 @@ using namespace smash;
 
 namespace {
 
+/// SMASH_TEST_PER_PARTICLE_ONLY=1 (scripts/tsan.sh): only the OpenMP backend's per-particle
+/// layout — the one ThreadSanitizer can find races in (the serial backend has one thread).
+bool perParticleOnly() {
+  const char* v = std::getenv("SMASH_TEST_PER_PARTICLE_ONLY");
+  return v && std::string(v) == "1";
+}
+
 std::vector<Backend> backendsUnderTest() {
 #if defined(SMASH_TEST_CUDA)
   return {Backend::Cuda};
 #else
+  if (perParticleOnly()) return {Backend::Omp};
   return {Backend::Cpp, Backend::Omp};
 #endif
+}
+
+std::vector<StepStrategy> strategiesUnderTest() {
+  if (perParticleOnly()) return {StepStrategy::PerParticle};
+  return {StepStrategy::PerBody, StepStrategy::PerParticle};
 }
 
 // One-step parity tolerances, per body, as (deviation / tolerance) ≤ 1:
@@ -106,7 +119,7 @@ TEST_CASE("world: every step matches the reference from the same state", "[world
   // ≥ 100 steps of scenes where bodies fly, tumble and hit the ground and a wall; before each
   // step the backend is loaded with the reference's state, so each comparison is one step.
   for (Backend backend : backendsUnderTest())
-    for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle})
+    for (StepStrategy strategy : strategiesUnderTest())
     for (Method method : {Method::ShapeMatching, Method::Impulse})
       for (const ParityCase& c : kCases)
         for (std::uint64_t seed : {1u, 2u, 3u}) {
@@ -161,7 +174,7 @@ TEST_CASE("world: body-body contacts match the reference, step by step", "[world
     }
     const Scene scene = sceneAt(pile, run);
     for (Backend backend : backendsUnderTest())
-      for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle}) {
+      for (StepStrategy strategy : strategiesUnderTest()) {
         INFO(backendName(backend) << ", " << strategyName(strategy) << ", from step " << checkpoint);
         auto world = World::create(backend, scene, strategy);
         ReferenceWorld ref(scene);
@@ -311,7 +324,7 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
 
 TEST_CASE("world: edge cases", "[world]") {
   for (Backend backend : backendsUnderTest())
-  for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle}) {
+  for (StepStrategy strategy : strategiesUnderTest()) {
     INFO(backendName(backend) << ", " << strategyName(strategy));
     SECTION("zero bodies") {
       Scene scene = test::parityScene({test::randomShape(4, 0.3, 1)}, 0, 1, Method::ShapeMatching);
@@ -374,7 +387,7 @@ TEST_CASE("world: a step of independent bodies reads nothing back, a step with b
   // Counted through the same code path on every backend, so the CPU backends check the CUDA
   // step's shape.
   for (Backend backend : backendsUnderTest())
-    for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle})
+    for (StepStrategy strategy : strategiesUnderTest())
       for (Method method : {Method::ShapeMatching, Method::Impulse}) {
         INFO(backendName(backend) << ", " << strategyName(strategy) << ", " << methodName(method));
         // Bodies flying into the ground and a wall: collider contacts every step, no pairs.
@@ -448,7 +461,7 @@ TEST_CASE("world: one description of the buffers allocates them and estimates th
   // grow-only contact slots of body pairs (and the wide narrow phase's per-chunk counts), which
   // the estimate puts at four pairs per body.
   for (const char* file : {"lab_bunny.json", "bunny_grid.json", "pile_100.json", "bowl.json"})
-    for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle}) {
+    for (StepStrategy strategy : strategiesUnderTest()) {
       INFO(file << ", " << strategyName(strategy));
       const Scene scene = loadScene(test::sourcePath(std::string("scenes/") + file));
       auto world = World::create(Backend::Omp, scene, strategy);

@@ -277,6 +277,8 @@ class RunSession {
     scene_ = loadForRun(o_.scene, o_.method, o_.frames, o_.substeps);
     for (const auto& b : scene_.bodies) particles_ += scene_.shapes[b.shape].rest.size();
     backend_ = resolveBackend(o_.backend);
+    if (backend_ == "reference" && !o_.saveState.empty())
+      throw smash::InputError("--save-state: not available on the reference backend (use cpp, omp or cuda)");
     catchSignals();  // from here a signal stops the run at a frame boundary (before: nothing to clean)
     if (!o_.saveState.empty()) smash::io::checkStateWritable(o_.saveState);
     prepareOutputs();

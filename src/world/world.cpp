@@ -1,5 +1,7 @@
 #include "world/world.h"
 
+#include <cstdlib>
+
 #include "core/files.h"
 
 #include <unistd.h>
@@ -123,7 +125,23 @@ MemoryPlan planMemory(Backend backend, const Scene& scene, StepStrategy strategy
   return plan;
 }
 
-std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy strategy) {
+namespace {
+/// SMASH_STEP_STRATEGY=per-particle | per-body: the layout World::create uses when asked for
+/// Auto (a debugging knob: the CPU backends' per-particle layout is the one the GPU runs).
+StepStrategy strategyFromEnvironment(StepStrategy strategy) {
+  if (strategy != StepStrategy::Auto) return strategy;
+  const char* v = std::getenv("SMASH_STEP_STRATEGY");
+  if (!v || !*v) return strategy;
+  const std::string name(v);
+  if (name == "per-particle" || name == "per_particle") return StepStrategy::PerParticle;
+  if (name == "per-body" || name == "per_body") return StepStrategy::PerBody;
+  if (name == "auto") return StepStrategy::Auto;
+  throw InputError("SMASH_STEP_STRATEGY: '" + quoteToken(name) + "' is not one of per-particle, per-body, auto");
+}
+}  // namespace
+
+std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy requested) {
+  const StepStrategy strategy = strategyFromEnvironment(requested);
   // Rejected up front when the plan cannot fit: host memory against what this process can use
   // (MemAvailable, cgroup memory.max), device memory against the device's free memory.
   requireBakedShapes(scene);
