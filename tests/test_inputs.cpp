@@ -184,9 +184,11 @@ TEST_CASE("sdf cache: a second bake reads the same floats back; a bad cache file
         f.seekp(static_cast<std::streamoff>(size - 4));
         const float nan = std::nanf("");
         f.write(reinterpret_cast<const char*>(&nan), 4);
-      } else if (damage == 2) {
+      } else if (damage == 2) {  // a flipped bit in the key
+        f.seekg(16);
+        const char c = static_cast<char>(f.get() ^ 0x01);
         f.seekp(16);
-        f.put('\x5a');
+        f.put(c);
       }
     }
     if (damage == 0) fs::resize_file(files[0], size - 8);

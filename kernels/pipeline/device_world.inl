@@ -753,6 +753,20 @@ class DeviceWorld final : public World {
       pairContactCount = take<int>(bytes, at, static_cast<std::size_t>(h.pairs));
       pairContacts = take<PairContact<float>>(bytes, at, static_cast<std::size_t>(h.pairs) * h.contactsPerPair);
     }
+    // The warm-start counts bound loops over fixed-capacity slots, and the pair keys are searched
+    // (sorted, a·nbody + b with a < b): a state whose counts or keys are impossible is refused.
+    for (int c : colliderCount)
+      if (c < 0 || c > static_cast<int>(h.contactsPerBody)) fail("state has an impossible contact count");
+    for (int c : pairContactCount)
+      if (c < 0 || c > static_cast<int>(h.contactsPerPair)) fail("state has an impossible pair contact count");
+    {
+      const long long nb = static_cast<long long>(h.bodies);
+      for (std::size_t i = 0; i < pairKeys.size(); ++i) {
+        const long long k = pairKeys[i], a = nb ? k / nb : -1, b = nb ? k % nb : -1;
+        if (k < 0 || a < 0 || a >= b || b >= nb || (i > 0 && pairKeys[i - 1] >= k))
+          fail("state has an impossible pair list");
+      }
+    }
     // Everything checked: only now does the world change.
     copyIn(bodies_, bodies);
     copyIn(position_, position);

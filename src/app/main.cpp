@@ -5,10 +5,11 @@
 // Exit codes (docs/cli.md): 0 success (and the scene's checks passed), 1 a check failed, 2 bad
 // input or usage (the message names the file, field or option), 3 stopped by the watchdog, 4 the
 // outputs could not be written, 5 out of memory or a device (CUDA) failure, 6 an internal error,
-// 130 / 143 interrupted by SIGINT / SIGTERM.
+// 129 / 130 / 143 interrupted by SIGHUP / SIGINT / SIGTERM.
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <csignal>
@@ -142,7 +143,7 @@ class Progress {
     if (!final && sinceDraw < (tty_ ? 0.2 : 10.0)) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? particles_ * (frame - first_) * substeps_ / elapsed : 0;
+    const double rate = elapsed > 0 ? particles_ * double(frame - first_) * substeps_ / elapsed : 0;
     const double eta = frame > first_ ? elapsed * (frames_ - frame) / (frame - first_) : 0;
     char line[200];
     std::snprintf(line, sizeof line, "frame %d/%d (%3.0f%%)  t = %.3f s  %.3g particle-steps/s  elapsed %s  ETA %s",
@@ -185,6 +186,7 @@ struct RunOptions {
   int samples = 2;
   bool render = false, noGltf = false, noCsv = false, quiet = false;
   bool outGiven = false;  ///< --out was on the command line (even as "")
+  bool saveStateGiven = false, resumeGiven = false;
 };
 
 std::string resolveBackend(const std::string& name) {
@@ -237,15 +239,20 @@ void parseSize(const std::string& size, int& w, int& h) {
 // pictures): it stops there and publishes a consistent result marked "interrupted". A second
 // signal ends the process at once (its staging folder is removed by the next run into --out).
 
-volatile std::sig_atomic_t gSignal = 0;
+// Lock-free, so safe to touch from a signal handler (and read from any thread).
+std::atomic<int> gSignalValue{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+struct SignalFlag {
+  operator int() const { return gSignalValue.load(std::memory_order_relaxed); }
+} gSignal;
 
 extern "C" void onSignal(int sig) {
-  if (gSignal != 0) {
+  if (gSignalValue.load(std::memory_order_relaxed) != 0) {
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;
   }
-  gSignal = sig;
+  gSignalValue.store(sig, std::memory_order_relaxed);
 }
 
 void catchSignals() {
@@ -255,9 +262,15 @@ void catchSignals() {
   action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);  // the terminal closed: stop as for SIGTERM
+  // A closed stdout (`smash run ... | head`) must not kill the run mid-write: writes to it fail
+  // quietly (EPIPE) and the run goes on to write its outputs.
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
-const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+const char* signalName(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
 
 // ---- smash run, in named steps ---------------------------------------------------------------
 
@@ -283,6 +296,7 @@ class RunSession {
     if (!o_.saveState.empty()) smash::io::checkStateWritable(o_.saveState);
     prepareOutputs();
     runner_ = makeRunner(backend_, scene_, label_, device_);
+    if (!o_.saveState.empty() || !o_.resume.empty()) fingerprint_ = fingerprint();
     if (!o_.resume.empty()) resume();
     checks_ = std::make_unique<smash::RunChecks>(scene_.checks);
     printHeader();
@@ -325,6 +339,9 @@ class RunSession {
     atLeast("--every", o_.every, 1);
     atLeast("--particles", o_.particlesEvery, 0);
     atLeast("--save-every", o_.saveEvery, 0);
+    if (o_.saveStateGiven && o_.saveState.empty()) throw smash::InputError("--save-state: the file name must not be empty");
+    if (o_.resumeGiven && o_.resume.empty()) throw smash::InputError("--resume: the file name must not be empty");
+    if (o_.frames > 1000000000) throw smash::InputError("--frames: at most 1000000000, got " + std::to_string(o_.frames));
     if (o_.saveEvery > 0 && o_.saveState.empty())
       throw smash::InputError("--save-every: needs --save-state FILE to write the state to");
     if (o_.frames != -1) atLeast("--frames", o_.frames, 0);
@@ -346,7 +363,7 @@ class RunSession {
       const double kept = double(scene_.frames) / o_.exportEvery + 2;
       const double need = kept * double(smash::io::keptFrameBytes(scene_.bodies.size()));
       const double have = double(smash::availableHostMemory()) / 2;
-      if (have > 0 && need > have) {
+      if (need > have) {
         char text[400];
         std::snprintf(text, sizeof text,
                       "--out: %s keeps %.0f frames of %zu bodies in memory until the run ends (about %.2f GiB; "
@@ -377,14 +394,14 @@ class RunSession {
   std::uint64_t fingerprint() const {
     return smash::io::sceneFingerprint(smash::readRegularFile(o_.scene, smash::kMaxSceneBytes, "scene file"), o_.scene,
                                        static_cast<std::uint32_t>(scene_.solver.method),
-                                       static_cast<std::uint32_t>(scene_.substeps));
+                                       static_cast<std::uint32_t>(scene_.substeps), scene_);
   }
 
   /// --resume: the world takes the state's bodies, particles and warm-start contacts (checked
   /// first: a state of another scene or settings, or a damaged file, leaves the world as built).
   void resume() {
     const smash::io::RunState state = smash::io::readRunState(o_.resume);
-    if (state.fingerprint != fingerprint())
+    if (state.fingerprint != fingerprint_)
       throw smash::InputError(o_.resume + ": the state was saved from another scene or other settings (the scene "
                               "file apart from \"frames\", the method and the substeps must be the same)");
     if (state.frame >= scene_.frames)
@@ -399,7 +416,7 @@ class RunSession {
   void saveState(int frame) {
     if (o_.saveState.empty()) return;
     smash::io::RunState state;
-    state.fingerprint = fingerprint_ ? fingerprint_ : (fingerprint_ = fingerprint());
+    state.fingerprint = fingerprint_;
     state.frame = frame;
     state.substeps = static_cast<std::uint32_t>(scene_.substeps);
     state.method = static_cast<std::uint32_t>(scene_.solver.method);
@@ -409,14 +426,14 @@ class RunSession {
   }
 
   /// The poses of frame `frame` (and, on its stride, the particles) into the outputs.
-  void recordFrame(int frame, bool last) {
+  void recordFrame(int frame, bool last, bool particles = true) {
     if (!outputs_) return;
     smash::io::FramePoses f;
     f.frame = frame;
     f.time = frame * scene_.dt;
     runner_->poses(f.centres, f.rotations);
     outputs_->addFrame(f, last);
-    if (outputs_->wantsParticles(frame)) outputs_->addParticles(frame, runner_->particles());
+    if (particles && outputs_->wantsParticles(frame)) outputs_->addParticles(frame, runner_->particles());
   }
 
   /// Steps one frame's substeps, observing what the scene's checks need.
@@ -503,7 +520,7 @@ class RunSession {
       }
       progress.update(f);
     }
-    if (end.signal && outputs_ && end.frames < scene_.frames) recordFrame(end.frames, true);  // keep the last one
+    if (end.signal && outputs_ && end.frames < scene_.frames) recordFrame(end.frames, true, false);  // keep the last one
     // The state at the end, or where a signal stopped the run (it resumes from there); a
     // watchdog stop saves nothing (the state is not valid).
     if (end.watchdogFrame < 0 && savedFrame_ != end.frames) saveState(end.frames);
@@ -599,19 +616,23 @@ class RunSession {
     }
     if (tty) std::fprintf(stderr, "\r\033[K");
     smash::io::writePng(outputs_->staged("preview.png"), width_, height_, renderer.render(frames.back()));
+    auto dropPictures = [&] {
+      std::filesystem::remove_all(folder, ec);
+      std::filesystem::remove(outputs_->staged("preview.png"), ec);
+      return Json{{"skipped", std::string("interrupted by ") + signalName(gSignal)}};
+    };
+    if (gSignal) return dropPictures();
     Json r = {{"frames", written}, {"size", o_.size},
               {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
               {"preview", outputs_->published("preview.png")}};
     if (smash::io::haveFfmpeg()) {
       const double fps = 1.0 / (scene_.dt * o_.exportEvery * o_.renderEvery);
       try {
-        smash::io::encodeMp4(folder, fps, outputs_->staged("animation.mp4"));
+        smash::io::encodeMp4(folder, fps, outputs_->staged("animation.mp4"), [] { return gSignal != 0; });
       } catch (const smash::OutputError&) {
         if (!gSignal) throw;
-        // ffmpeg was stopped by the same signal (a process group signalled as a whole).
-        std::filesystem::remove_all(folder, ec);
-        std::filesystem::remove(outputs_->staged("preview.png"), ec);
-        return {{"skipped", std::string("interrupted by ") + signalName(gSignal)}};
+        // Stopped for a signal (or ffmpeg got it too): the pictures go, the rest is published.
+        return dropPictures();
       }
       r["mp4"] = outputs_->published("animation.mp4");
     } else {
@@ -716,6 +737,10 @@ int benchmarkCommand(const BenchOptions& o) {
   }
   if (results.empty())
     throw smash::InputError("--backends: none of '" + o.backends + "' is available on this machine");
+  if (gSignal) {
+    std::fprintf(stderr, "smash: benchmark stopped by %s; no results written\n", signalName(gSignal));
+    return 128 + gSignal;
+  }
   if (out) {
     Json j = {{"scene", o.scene}, {"bodies", scene.bodies.size()}, {"particles", particles}, {"results", results}};
     out->commit(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
@@ -775,7 +800,7 @@ int main(int argc, char** argv) {
   CLI::App app{"smash: a particle / shape-matching rigid-body solver (CUDA, OpenMP, serial, and a "
                "double-precision CPU reference)\n\nExit codes: 0 ok, 1 a scene check failed, 2 bad input or usage, "
                "3 stopped by the watchdog, 4 outputs could not be written, 5 out of memory or a device failure, "
-               "6 internal error, 130/143 interrupted (SIGINT/SIGTERM)."};
+               "6 internal error, 129/130/143 interrupted (SIGHUP/SIGINT/SIGTERM)."};
   app.require_subcommand(1);
   RunOptions ro;
   auto* run = app.add_subcommand("run", "run a scene: per-frame table, progress, verdict; with --out, files too");
@@ -842,6 +867,8 @@ int main(int argc, char** argv) {
       return benchmarkCommand(bo);
     }
     ro.outGiven = run->count("--out") > 0;
+    ro.saveStateGiven = run->count("--save-state") > 0;
+    ro.resumeGiven = run->count("--resume") > 0;
     return runCommand(ro);
   } catch (...) {
     return reportError();

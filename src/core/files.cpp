@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <vector>
 #include <sstream>
@@ -54,8 +55,9 @@ std::string readRegularFile(const std::string& path, std::uint64_t maxBytes, con
 }
 
 std::size_t availableHostMemory() {
-  // MemAvailable (what can be allocated without swapping), else physical memory.
-  std::size_t have = 0;
+  // MemAvailable (what can be allocated without swapping), else physical memory, else unknown
+  // (SIZE_MAX: no check refuses anything). Then the cgroup's and the address-space limits.
+  std::size_t have = SIZE_MAX;
   {
     std::ifstream meminfo("/proc/meminfo");
     for (std::string line; std::getline(meminfo, line);)
@@ -64,21 +66,34 @@ std::size_t availableHostMemory() {
         break;
       }
   }
-  if (have == 0) {
+  if (have == SIZE_MAX) {
     const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    have = pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : 0;
+    if (pages > 0 && size > 0) have = static_cast<std::size_t>(pages) * static_cast<std::size_t>(size);
   }
-  // A cgroup v2 limit (containers, systemd slices): what is left under memory.max.
-  auto readNumber = [](const char* file, std::size_t& value) {
+  auto readNumber = [](const char* file, const char* key, std::size_t& value) {
     std::ifstream in(file);
-    std::string text;
-    if (!(in >> text) || text == "max") return false;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (end == text.c_str()) return false;
-    value = static_cast<std::size_t>(v);
-    return true;
+    std::string word;
+    while (in >> word) {
+      if (key && word != key) continue;
+      if (key && !(in >> word)) return false;
+      if (word == "max") return false;
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(word.c_str(), &end, 10);
+      if (end == word.c_str()) return false;
+      value = static_cast<std::size_t>(v);
+      return true;
+    }
+    return false;
   };
+  // A cgroup v2 limit (containers, systemd slices): what is left under memory.max, counting the
+  // cgroup's inactive page cache (reclaimable) as free.
+  std::size_t limit = 0, used = 0, cache = 0;
+  if (readNumber("/sys/fs/cgroup/memory.max", nullptr, limit)) {
+    readNumber("/sys/fs/cgroup/memory.current", nullptr, used);
+    readNumber("/sys/fs/cgroup/memory.stat", "inactive_file", cache);
+    used = used > cache ? used - cache : 0;
+    have = std::min(have, limit > used ? limit - used : 0);
+  }
   // An address-space limit (ulimit -v): what is left of it.
   struct rlimit as {};
   if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
@@ -86,21 +101,14 @@ std::size_t availableHostMemory() {
     std::ifstream statm("/proc/self/statm");
     statm >> pages;
     const std::size_t mapped = pages * static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-    const std::size_t left = as.rlim_cur > mapped ? static_cast<std::size_t>(as.rlim_cur) - mapped : 0;
-    have = have ? std::min(have, left) : left;
-  }
-  std::size_t limit = 0, used = 0;
-  if (readNumber("/sys/fs/cgroup/memory.max", limit)) {
-    readNumber("/sys/fs/cgroup/memory.current", used);
-    const std::size_t left = limit > used ? limit - used : 0;
-    have = have ? std::min(have, left) : left;
+    have = std::min(have, as.rlim_cur > mapped ? static_cast<std::size_t>(as.rlim_cur) - mapped : 0);
   }
   return have;
 }
 
 void requireMemory(const std::string& scenePath, std::size_t need, std::size_t have, const std::string& what,
                    std::size_t bodies, std::size_t particles) {
-  if (have == 0 || need <= have) return;
+  if (need <= have) return;
   char text[160];
   std::snprintf(text, sizeof text, "about %.2f GiB of %s memory; %.2f GiB can be used", double(need) / (1u << 30),
                 what.c_str(), double(have) / (1u << 30));

@@ -17,11 +17,12 @@ std::uint64_t requireRegularFile(const std::string& path, std::uint64_t maxBytes
 std::string readRegularFile(const std::string& path, std::uint64_t maxBytes, const std::string& what);
 
 /// Bytes this process can still allocate on the host: min(MemAvailable, what is left under the
-/// cgroup's memory.max); physical memory when /proc/meminfo cannot be read.
+/// cgroup's memory.max (its inactive page cache counted as free), what is left of RLIMIT_AS);
+/// physical memory when /proc/meminfo cannot be read; SIZE_MAX when nothing is known.
 std::size_t availableHostMemory();
 
 /// Throws InputError naming `scenePath` when `need` bytes (of `what` memory, for `bodies` bodies
-/// with `particles` particles) exceed `have`; nothing when `have` is 0 (unknown).
+/// with `particles` particles) exceed `have`.
 void requireMemory(const std::string& scenePath, std::size_t need, std::size_t have, const std::string& what,
                    std::size_t bodies, std::size_t particles);
 

@@ -66,6 +66,12 @@ BakeBox bakeBox(const Mesh& mesh, int resolution, const std::string& context) {
   const glm::dvec3 extent = hi - lo;
   const double cell = std::max({extent.x, extent.y, extent.z}) / resolution;
   if (!(cell > 0) || !std::isfinite(cell)) throw InputError(context + ": mesh has no extent to bake");
+  // Node indices are ints: a mesh this far from the origin, for its size, cannot be gridded.
+  const double reach = std::max({std::fabs(lo.x), std::fabs(lo.y), std::fabs(lo.z), std::fabs(hi.x), std::fabs(hi.y),
+                                 std::fabs(hi.z)}) / cell;
+  if (!(reach < double(1 << 30)))
+    throw InputError(context + ": the mesh lies " + std::to_string(reach) + " cells from its origin at sdf_resolution " +
+                     std::to_string(resolution) + "; move its vertices near the origin");
   return {glm::ivec3(glm::floor(lo / cell) - double(kSdfPadding)), glm::ivec3(glm::ceil(hi / cell) + double(kSdfPadding)),
           cell};
 }
@@ -73,7 +79,9 @@ BakeBox bakeBox(const Mesh& mesh, int resolution, const std::string& context) {
 // ---- The on-disk cache -----------------------------------------------------------------------
 
 constexpr char kCacheMagic[8] = {'S', 'M', 'A', 'S', 'H', 'S', 'D', 'F'};
-constexpr std::uint32_t kCacheVersion = 1;
+constexpr std::uint32_t kCacheVersion = 2;
+/// Bumped with any change to how bakeSdf computes values (bands, sign, read-out): part of the key.
+constexpr std::uint32_t kBakeAlgorithm = 1;
 
 struct CacheHeader {
   char magic[8];
@@ -84,6 +92,7 @@ struct CacheHeader {
   double origin[3];
   double cell;
   std::uint64_t count;
+  std::uint64_t checksum;  ///< FNV-1a of the values
 };
 
 std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h) {
@@ -96,7 +105,7 @@ std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h) {
 /// padding, this cache format and OpenVDB's version (its distances are the values stored).
 std::uint64_t cacheKey(const Mesh& mesh, int resolution) {
   std::uint64_t h = 1469598103934665603ull;
-  const std::uint32_t header[6] = {kCacheVersion, static_cast<std::uint32_t>(resolution), kSdfPadding,
+  const std::uint32_t header[7] = {kCacheVersion, kBakeAlgorithm, static_cast<std::uint32_t>(resolution), kSdfPadding,
                                    OPENVDB_LIBRARY_MAJOR_VERSION_NUMBER, OPENVDB_LIBRARY_MINOR_VERSION_NUMBER,
                                    OPENVDB_LIBRARY_PATCH_VERSION_NUMBER};
   h = fnv1a(header, sizeof header, h);
@@ -122,11 +131,14 @@ bool readCache(const std::string& file, std::uint64_t key, int resolution, const
   if (fd < 0) return false;
   struct stat st {};
   CacheHeader h{};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::read(fd, &h, sizeof h) == ssize_t(sizeof h) &&
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+            ::read(fd, &h, sizeof h) == ssize_t(sizeof h) &&
             std::memcmp(h.magic, kCacheMagic, sizeof kCacheMagic) == 0 && h.version == kCacheVersion &&
             h.key == key && h.resolution == std::uint32_t(resolution) && h.padding == kSdfPadding &&
             h.nx == box.last.x - box.first.x + 1 && h.ny == box.last.y - box.first.y + 1 &&
             h.nz == box.last.z - box.first.z + 1 && h.cell == box.cell &&
+            h.origin[0] == box.first.x * box.cell && h.origin[1] == box.first.y * box.cell &&
+            h.origin[2] == box.first.z * box.cell &&
             h.count == box.voxels() && std::uint64_t(st.st_size) == sizeof h + h.count * sizeof(float);
   if (ok) {
     out.values.resize(h.count);
@@ -142,7 +154,8 @@ bool readCache(const std::string& file, std::uint64_t key, int resolution, const
     }
   }
   ::close(fd);
-  if (!ok) return false;
+  if (!ok || fnv1a(out.values.data(), out.values.size() * sizeof(float), 1469598103934665603ull) != h.checksum)
+    return false;
   for (float v : out.values)
     if (!std::isfinite(v)) return false;
   out.nx = h.nx;
@@ -176,6 +189,7 @@ void writeCache(const std::string& file, std::uint64_t key, int resolution, cons
   h.origin[2] = g.origin.z;
   h.cell = g.cell;
   h.count = g.values.size();
+  h.checksum = fnv1a(g.values.data(), g.values.size() * sizeof(float), 1469598103934665603ull);
   auto writeAll = [fd](const void* data, std::size_t size) {
     const char* p = static_cast<const char*>(data);
     while (size > 0) {
@@ -217,7 +231,7 @@ BakedGrid bakeSdf(const Mesh& mesh, int resolution, const std::string& context) 
   // "Baking cost"): checked against the memory this process can use before it starts.
   const std::size_t need = kBakeFixedBytes + kBakeBytesPerVoxel * box.voxels();
   const std::size_t have = availableHostMemory();
-  if (have > 0 && need > have) {
+  if (need > have) {
     char text[200];
     std::snprintf(text, sizeof text, ": baking the SDF at sdf_resolution %d needs about %.2f GiB (%zu voxels); "
                   "%.2f GiB can be used — lower sdf_resolution", resolution, double(need) / (1u << 30), box.voxels(),

@@ -395,6 +395,7 @@ RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene
     const std::string lock = (fs::path(out) / ".smash.lock").string();
     lockFd_ = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     createdLock_ = lockFd_ >= 0;
+    if (createdLock_) ::fchmod(lockFd_, 0644);  // readable by other users' runs, whatever the umask
     if (lockFd_ < 0 && errno == EEXIST) lockFd_ = ::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (lockFd_ < 0) throw OutputError(lock + ": cannot open the output folder's lock file: " + errnoText());
     if (::flock(lockFd_, LOCK_EX | LOCK_NB) != 0) {
@@ -410,7 +411,8 @@ RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene
     // Staging folders left by a run that was killed (SIGKILL, power loss) hold nothing anyone
     // can use; with the lock held, no live run owns one.
     // Only folders that look like mkdtemp's: this user's, mode 0700, the exact name length.
-    for (const auto& entry : fs::directory_iterator(out, ec)) {
+    for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::directory_entry& entry = *it;
       const std::string name = entry.path().filename().string();
       struct stat st {};
       if (name.rfind(".smash-run-", 0) == 0 && name.size() == 17 && ::lstat(entry.path().c_str(), &st) == 0 &&
@@ -426,8 +428,9 @@ RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene
       const std::string file = staged("poses.csv");
       const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (fd < 0 || !(csv_ = ::fdopen(fd, "w"))) {
+        const std::string why = errnoText();
         if (fd >= 0) ::close(fd);
-        throw OutputError(published("poses.csv") + ": cannot write: " + errnoText());
+        throw OutputError(published("poses.csv") + ": cannot write: " + why);
       }
       std::fprintf(csv_, "frame,time,body,x,y,z,qw,qx,qy,qz\n");
     }
@@ -435,6 +438,8 @@ RunOutputs::RunOutputs(const Scene& scene, OutputOptions options) : scene_(scene
       throw OutputError(published("particles") + ": cannot create: " + ec.message());
   } catch (...) {
     abandon();
+    if (lockFd_ >= 0) ::close(lockFd_);  // the destructor does not run for a throwing constructor
+    lockFd_ = -1;
     throw;
   }
 }
@@ -477,16 +482,16 @@ void RunOutputs::addParticles(int frame, const std::vector<glm::vec3>& positions
 
 std::vector<std::string> RunOutputs::finish(nlohmann::json summary) {
   std::vector<std::string> names;
+  std::error_code ec;
   if (csv_) {
     std::FILE* f = csv_;
     csv_ = nullptr;
-    const bool flushed = std::fflush(f) == 0 && !std::ferror(f);
-    const int saved = errno;
-    const bool synced = flushed && (::fsync(fileno(f)) == 0 || errno == EINVAL);
-    const bool closed = std::fclose(f) == 0;
-    if (!flushed) errno = saved;
-    if (!flushed || !synced || !closed)
-      throw OutputError(published("poses.csv") + ": write failed: " + errnoText());
+    int failure = 0;  // the first errno
+    if (std::fflush(f) != 0 || std::ferror(f)) failure = errno ? errno : EIO;
+    if (!failure && ::fsync(fileno(f)) != 0 && errno != EINVAL) failure = errno;
+    if (std::fclose(f) != 0 && !failure) failure = errno;
+    if (failure)
+      throw OutputError(published("poses.csv") + ": write failed: " + std::strerror(failure));
     names.push_back("poses.csv");
   }
   if (options_.gltf) {
@@ -495,7 +500,7 @@ std::vector<std::string> RunOutputs::finish(nlohmann::json summary) {
   }
   if (options_.particlesEvery > 0) names.push_back("particles");
   for (const char* name : {"frames", "preview.png", "animation.mp4"})
-    if (fs::exists(fs::symlink_status(staged(name)))) names.push_back(name);
+    if (fs::exists(fs::symlink_status(staged(name), ec))) names.push_back(name);
   std::vector<std::string> written;
   for (const std::string& name : names) written.push_back(published(name));
   summary["folder"] = options_.folder;
@@ -528,7 +533,7 @@ void RunOutputs::publish(const std::vector<std::string>& names) {
   for (const char* name : kRunOutputNames)
     if (std::string(name) != "summary.json") previous.push_back(name);
   for (const std::string& name : previous) {
-    if (!fs::exists(fs::symlink_status(published(name)))) continue;
+    if (!fs::exists(fs::symlink_status(published(name), ec))) continue;
     fs::rename(published(name), (fs::path(aside) / name).string(), ec);
     if (ec) {
       undo();

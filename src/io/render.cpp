@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -285,7 +287,7 @@ std::string ffmpegPattern(const std::string& folder) {
   return escaped + "/frame_%05d.png";
 }
 
-void encodeMp4(const std::string& folder, double fps, const std::string& file) {
+void encodeMp4(const std::string& folder, double fps, const std::string& file, const std::function<bool()>& cancelled) {
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.6g", fps);
   // Run without a shell; paths absolute, so no folder name reads as an ffmpeg protocol
@@ -319,16 +321,26 @@ void encodeMp4(const std::string& folder, double fps, const std::string& file) {
     fs::remove(log, ignore);
     throw OutputError(file + ": cannot start ffmpeg");
   }
+  // Waited for by polling, so a cancellation (a signal smash caught) stops ffmpeg's group.
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw OutputError(file + ": lost track of ffmpeg");
+  bool stopped = false;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) throw OutputError(file + ": lost track of ffmpeg");
+    if (!stopped && cancelled && cancelled()) {
+      ::kill(-pid, SIGTERM);
+      stopped = true;
+    }
+    ::usleep(20000);
+  }
   std::string messages;
   {
     std::ifstream in(log);
     std::getline(in, messages);
   }
   fs::remove(log, ignore);
-  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && messages.empty();
+  bool ok = !stopped && WIFEXITED(status) && WEXITSTATUS(status) == 0 && messages.empty();
   if (ok) {
     const int fd = ::open(out.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st {};
@@ -337,8 +349,9 @@ void encodeMp4(const std::string& folder, double fps, const std::string& file) {
   }
   if (!ok) {
     fs::remove(out, ignore);
-    throw OutputError(file + ": ffmpeg failed to encode the frames" +
-                      (messages.empty() ? std::string() : ": " + quoteToken(messages, 200)));
+    throw OutputError(file + (stopped ? std::string(": encoding cancelled")
+                                      : ": ffmpeg failed to encode the frames" +
+                                            (messages.empty() ? std::string() : ": " + quoteToken(messages, 200))));
   }
 }
 

@@ -3,6 +3,7 @@
 // sky ambient; PNGs written with stb_image_write; an MP4 assembled by ffmpeg when it is installed.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ bool haveFfmpeg();
 std::string ffmpegPattern(const std::string& folder);
 /// Encodes folder/frame_%05d.png (H.264, yuv420p) into the new file `file` (ffmpeg run without a
 /// shell); throws OutputError on failure.
-void encodeMp4(const std::string& folder, double fps, const std::string& file);
+/// `cancelled`, polled while ffmpeg runs, stops it (its process group) and fails the encode.
+void encodeMp4(const std::string& folder, double fps, const std::string& file,
+               const std::function<bool()>& cancelled = {});
 
 }  // namespace smash::io

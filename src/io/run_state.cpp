@@ -13,7 +13,7 @@ namespace smash::io {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'R', 'N', '1'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: the checksum at the end
 
 struct Header {
   char magic[8];
@@ -35,7 +35,7 @@ std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h = 146959
 }  // namespace
 
 std::uint64_t sceneFingerprint(const std::string& sceneText, const std::string& file, std::uint32_t method,
-                               std::uint32_t substeps) {
+                               std::uint32_t substeps, const Scene& scene) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(sceneText);
@@ -46,7 +46,17 @@ std::uint64_t sceneFingerprint(const std::string& sceneText, const std::string& 
   const std::string canonical = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::uint64_t h = fnv1a(canonical.data(), canonical.size());
   h = fnv1a(&method, sizeof method, h);
-  return fnv1a(&substeps, sizeof substeps, h);
+  h = fnv1a(&substeps, sizeof substeps, h);
+  for (const Shape& shape : scene.shapes) {
+    h = fnv1a(shape.rest.data(), shape.rest.size() * sizeof(shape.rest[0]), h);
+    h = fnv1a(shape.mass.data(), shape.mass.size() * sizeof(double), h);
+  }
+  for (const auto& mesh : scene.colliderMeshes)
+    if (mesh) {
+      h = fnv1a(mesh->mesh.vertices.data(), mesh->mesh.vertices.size() * sizeof(mesh->mesh.vertices[0]), h);
+      h = fnv1a(mesh->mesh.triangles.data(), mesh->mesh.triangles.size() * sizeof(mesh->mesh.triangles[0]), h);
+    }
+  return h;
 }
 
 void checkStateWritable(const std::string& file) {
@@ -65,6 +75,8 @@ void writeRunState(const std::string& file, const RunState& state) {
   h.worldBytes = state.world.size();
   std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
   bytes.append(reinterpret_cast<const char*>(state.world.data()), state.world.size());
+  const std::uint64_t checksum = fnv1a(bytes.data(), bytes.size());
+  bytes.append(reinterpret_cast<const char*>(&checksum), sizeof checksum);
   PendingFile out(file);
   out.commit(bytes);
 }
@@ -77,16 +89,21 @@ RunState readRunState(const std::string& file) {
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw InputError(file + ": not a smash run state (bad magic)");
   if (h.version != kVersion || h.headerBytes != sizeof h)
     throw InputError(file + ": run state version " + std::to_string(h.version) + " is not supported by this build");
-  if (bytes.size() - sizeof h != h.worldBytes)
+  if (h.worldBytes > bytes.size() || bytes.size() - sizeof h != h.worldBytes + sizeof(std::uint64_t))
     throw InputError(file + ": state is " + std::to_string(bytes.size()) + " bytes, expected " +
-                     std::to_string(sizeof h + h.worldBytes) + " (truncated?)");
+                     std::to_string(sizeof h + h.worldBytes + sizeof(std::uint64_t)) + " (truncated?)");
+  std::uint64_t checksum = 0;
+  std::memcpy(&checksum, bytes.data() + bytes.size() - sizeof checksum, sizeof checksum);
+  if (checksum != fnv1a(bytes.data(), bytes.size() - sizeof checksum))
+    throw InputError(file + ": the state is damaged (its checksum does not match)");
   if (h.frame < 0) throw InputError(file + ": state has an impossible frame number");
   RunState s;
   s.fingerprint = h.fingerprint;
   s.frame = h.frame;
   s.substeps = h.substeps;
   s.method = h.method;
-  s.world.assign(bytes.begin() + static_cast<std::ptrdiff_t>(sizeof h), bytes.end());
+  s.world.assign(bytes.begin() + static_cast<std::ptrdiff_t>(sizeof h),
+                 bytes.end() - static_cast<std::ptrdiff_t>(sizeof checksum));
   return s;
 }
 

@@ -153,7 +153,8 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
                 scene.bodies.size(), particles);
 #if defined(SMASH_HAVE_CUDA)
   if (backend == Backend::Cuda && backendAvailable(Backend::Cuda))
-    requireMemory(path, plan.device, pipeline::cudaFreeMemory(), "CUDA device", scene.bodies.size(), particles);
+    if (const std::size_t free = pipeline::cudaFreeMemory(); free > 0)  // 0: the query failed
+      requireMemory(path, plan.device, free, "CUDA device", scene.bodies.size(), particles);
 #endif
   const std::size_t need = plan.device ? plan.device : plan.host;
   try {
