@@ -435,6 +435,8 @@ TEST_CASE("snapshots: bad state files are refused and nothing is written", "[cli
       {"the reference", stack + " --backend reference --resume smash_test_snapbad.bin", "not available on the reference"},
       {"--save-every without a file", stack + " --save-every 5", "--save-every: needs --save-state"},
       {"an empty --resume", stack + " --resume ''", "--resume: the file name must not be empty"},
+      {"a state under an output's name", stack + " --save-state smash_test_faults_snapbad/summary.json",
+       "is one of the names the run writes in --out"},
       {"an empty --save-state", stack + " --save-state ''", "--save-state: the file name must not be empty"},
   };
   for (const Case& c : cases) {

@@ -293,7 +293,19 @@ class RunSession {
     if (backend_ == "reference" && !o_.saveState.empty())
       throw smash::InputError("--save-state: not available on the reference backend (use cpp, omp or cuda)");
     catchSignals();  // from here a signal stops the run at a frame boundary (before: nothing to clean)
-    if (!o_.saveState.empty()) smash::io::checkStateWritable(o_.saveState);
+    if (!o_.saveState.empty()) {
+      // Not under one of the output set's names in --out: publishing would replace it.
+      namespace fs = std::filesystem;
+      std::error_code ec;
+      const fs::path state(o_.saveState);
+      if (!o_.out.empty() &&
+          fs::weakly_canonical(state.parent_path().empty() ? fs::path(".") : state.parent_path(), ec) ==
+              fs::weakly_canonical(fs::path(o_.out), ec))
+        for (const char* name : smash::io::kRunOutputNames)
+          if (state.filename() == name)
+            throw smash::InputError("--save-state: '" + o_.saveState + "' is one of the names the run writes in --out");
+      smash::io::checkStateWritable(o_.saveState);
+    }
     prepareOutputs();
     runner_ = makeRunner(backend_, scene_, label_, device_);
     if (!o_.saveState.empty() || !o_.resume.empty()) fingerprint_ = fingerprint();
