@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -111,6 +113,8 @@ TEST_CASE("inputs: duplicate keys, counts that overflow, misleading messages", "
   requireExit2({"a sampling count past the cap",
                 "validate " + sceneWith("samples", R"({"mesh": ")" + bunny() + R"(", "sampling": {"mode": "surface", "count": 2147483647}})"),
                 "shapes.a.sampling.count: must be at most"});
+  requireExit2({"a NUL inside a mesh path",
+                "validate " + sceneWith("nul", R"({"mesh": ")" + bunny() + R"(\u0000.txt"})"), "must not contain a NUL"});
   requireExit2({"a scale that overflows", "validate " + sceneWith("scale", R"({"mesh": ")" + bunny() + R"(", "scale": 1e300})"),
                 "overflows a double (is the scale too large?)"});
   requireExit2({"benchmark steps past 2^31",
@@ -196,6 +200,12 @@ TEST_CASE("sdf cache: a second bake reads the same floats back; a bad cache file
     CHECK(smash::openVdbBakes() == ++bakes);
     CHECK(fs::file_size(files[0]) == size);
   }
+  // A FIFO under the cache file's name must not block the read (it is ignored and replaced).
+  fs::remove(files[0]);
+  REQUIRE(::mkfifo(files[0].c_str(), 0644) == 0);
+  same(smash::bakeSdf(mesh, 24, "bunny"));
+  CHECK(smash::openVdbBakes() == ++bakes);
+  CHECK(fs::is_regular_file(files[0]));
   // Another resolution or another mesh is another key.
   smash::bakeSdf(mesh, 26, "bunny");
   for (auto& v : mesh.vertices) v *= 1.5;

@@ -221,7 +221,10 @@ TEST_CASE("outputs: SIGTERM and SIGINT stop at a frame boundary with a consisten
     const std::string out = freshFolder(std::string("signal_") + sig);
     // The run is started in the background, signalled once its staging folder exists (the
     // handlers are in place by then) and half a second later, and waited for: exit 128 + signal.
-    const std::string cmd = smashCmd("run " + lab() + " --backend omp --frames 1000000 --export-every 7 --out " +
+    // (`env --default-signal`: a background job of a non-interactive shell starts with SIGINT
+    // ignored, and smash keeps a signal its parent ignores — as nohup expects.)
+    const std::string cmd = "env --default-signal=INT,HUP " +
+                            smashCmd("run " + lab() + " --backend omp --frames 1000000 --export-every 7 --out " +
                                      out + " --render --size 32x32 --quiet --particles 1") +
                             " 2>&1 & P=$!; while ! ls -A " + out + " 2>/dev/null | grep -q smash-run; do sleep 0.05; done; "
                             "sleep 0.5; kill -" + sig + " $P; wait $P";
@@ -437,6 +440,11 @@ TEST_CASE("snapshots: bad state files are refused and nothing is written", "[cli
       {"an empty --resume", stack + " --resume ''", "--resume: the file name must not be empty"},
       {"a state under an output's name", stack + " --save-state smash_test_faults_snapbad/summary.json",
        "is one of the names the run writes in --out"},
+      {"a state as the folder's lock", stack + " --save-state smash_test_faults_snapbad/.smash.lock",
+       "is one of the names the run writes in --out"},
+      {"a state over the scene", smash::test::writeTemp("snap_scene.json", readFile(stack)) +
+       " --save-state smash_test_snap_scene.json", "is the scene file"},
+      {"a state over a device", stack + " --save-state /dev/null", "is not a regular file"},
       {"an empty --save-state", stack + " --save-state ''", "--save-state: the file name must not be empty"},
   };
   for (const Case& c : cases) {
@@ -501,6 +509,17 @@ TEST_CASE("outputs: runs racing into a new nested folder, and failures that leav
   CHECK(fs::is_empty(empty));
 }
 
+TEST_CASE("outputs: a signal the parent ignores stays ignored (nohup)", "[cli][outputs][signals]") {
+  const std::string out = freshFolder("nohup");
+  auto r = runCommand("nohup " + smashCmd("run " + lab() + " --backend omp --frames 300 --out " + out + " --quiet") +
+                      " > /dev/null 2>&1 & P=$!; while ! ls -A " + out + " 2>/dev/null | grep -q smash-run; do sleep 0.05; done; "
+                      "kill -HUP $P; wait $P");
+  INFO(r.output);
+  CHECK((r.exitCode == 0 || r.exitCode == 1));  // ran to the end: the verdict's code, not 129
+  requireConsistent(out);
+  CHECK(nlohmann::json::parse(readFile(out + "/summary.json"))["interrupted"] == false);
+}
+
 TEST_CASE("outputs: a closed stdout (| head) does not kill the run", "[cli][outputs][signals]") {
   const std::string out = freshFolder("pipe");
   fs::remove("smash_test_faults_pipe.rc");
@@ -516,7 +535,8 @@ TEST_CASE("outputs: a signal while pictures are rendered, or right at the start"
   // SIGINT once the first picture is in the staging folder: every frame is published, the
   // pictures are not, and the summary says the result was cut short.
   const std::string out = freshFolder("render_signal");
-  const std::string cmd = smashCmd("run " + lab() + " --backend omp --frames 400 --out " + out +
+  const std::string cmd = "env --default-signal=INT " +
+                          smashCmd("run " + lab() + " --backend omp --frames 400 --out " + out +
                                    " --render --size 200x200 --samples 1 --quiet") +
                           " 2>&1 & P=$!; while ! ls " + out + "/.smash-run-*/frames 2>/dev/null | grep -q png; do "
                           "sleep 0.05; done; kill -INT $P; wait $P";

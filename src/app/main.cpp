@@ -260,9 +260,12 @@ void catchSignals() {
   action.sa_handler = onSignal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);  // the terminal closed: stop as for SIGTERM
+  // A signal the parent set to be ignored (nohup, a background job) stays ignored.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {  // SIGHUP: the terminal closed, as SIGTERM
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(sig, &action, nullptr);
+  }
   // A closed stdout (`smash run ... | head`) must not kill the run mid-write: writes to it fail
   // quietly (EPIPE) and the run goes on to write its outputs.
   std::signal(SIGPIPE, SIG_IGN);
@@ -293,20 +296,8 @@ class RunSession {
     if (backend_ == "reference" && !o_.saveState.empty())
       throw smash::InputError("--save-state: not available on the reference backend (use cpp, omp or cuda)");
     catchSignals();  // from here a signal stops the run at a frame boundary (before: nothing to clean)
-    if (!o_.saveState.empty()) {
-      // Not under one of the output set's names in --out: publishing would replace it.
-      namespace fs = std::filesystem;
-      std::error_code ec;
-      const fs::path state(o_.saveState);
-      if (!o_.out.empty() &&
-          fs::weakly_canonical(state.parent_path().empty() ? fs::path(".") : state.parent_path(), ec) ==
-              fs::weakly_canonical(fs::path(o_.out), ec))
-        for (const char* name : smash::io::kRunOutputNames)
-          if (state.filename() == name)
-            throw smash::InputError("--save-state: '" + o_.saveState + "' is one of the names the run writes in --out");
-      smash::io::checkStateWritable(o_.saveState);
-    }
     prepareOutputs();
+    if (!o_.saveState.empty()) smash::io::checkStateWritable(o_.saveState);  // --out may hold it
     runner_ = makeRunner(backend_, scene_, label_, device_);
     if (!o_.saveState.empty() || !o_.resume.empty()) fingerprint_ = fingerprint();
     if (!o_.resume.empty()) resume();
@@ -354,6 +345,7 @@ class RunSession {
     if (o_.saveStateGiven && o_.saveState.empty()) throw smash::InputError("--save-state: the file name must not be empty");
     if (o_.resumeGiven && o_.resume.empty()) throw smash::InputError("--resume: the file name must not be empty");
     if (o_.frames > 1000000000) throw smash::InputError("--frames: at most 1000000000, got " + std::to_string(o_.frames));
+    if (!o_.saveState.empty()) checkStatePath();
     if (o_.saveEvery > 0 && o_.saveState.empty())
       throw smash::InputError("--save-every: needs --save-state FILE to write the state to");
     if (o_.frames != -1) atLeast("--frames", o_.frames, 0);
@@ -400,6 +392,28 @@ class RunSession {
         scene_.dt * scene_.frames);
     say("%7s %9s  %-34s %12s %12s%s\n", "frame", "time", "centre (body 0)", "kinetic", "penetration",
         scene_.bodyContactsActive() ? "   body-body" : "");
+  }
+
+  /// --save-state replaces its file by a rename: it must not be something else the run reads or
+  /// writes (the scene, an output of the set, the folder's lock) or a file that is not a regular
+  /// file (a device, a FIFO).
+  void checkStatePath() const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path state(o_.saveState);
+    const fs::file_status st = fs::symlink_status(state, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_symlink(st))
+      throw smash::InputError("--save-state: '" + o_.saveState + "' exists and is not a regular file");
+    if (fs::exists(st) && fs::equivalent(state, fs::path(o_.scene), ec))
+      throw smash::InputError("--save-state: '" + o_.saveState + "' is the scene file");
+    if (o_.out.empty()) return;
+    const fs::path parent = state.parent_path().empty() ? fs::path(".") : state.parent_path();
+    if (fs::weakly_canonical(parent, ec) != fs::weakly_canonical(fs::path(o_.out), ec)) return;
+    const std::string name = state.filename().string();
+    bool taken = name == ".smash.lock" || name.rfind(".smash-", 0) == 0;
+    for (const char* output : smash::io::kRunOutputNames) taken = taken || name == output;
+    if (taken)
+      throw smash::InputError("--save-state: '" + o_.saveState + "' is one of the names the run writes in --out");
   }
 
   /// This run's scene and settings, as a state file records them.

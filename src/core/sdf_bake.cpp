@@ -127,7 +127,7 @@ std::string cacheFile(std::uint64_t key) {
 /// wrong magic, version, key, sizes — it is then baked again and replaced).
 bool readCache(const std::string& file, std::uint64_t key, int resolution, const BakeBox& box, BakedGrid& out) {
   if (file.empty()) return false;
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);  // a FIFO must not block
   if (fd < 0) return false;
   struct stat st {};
   CacheHeader h{};

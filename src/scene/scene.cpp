@@ -198,6 +198,7 @@ glm::dvec3 parseScale(Fields& f) {
 std::string meshPathOf(Fields& f, const std::string& baseDir) {
   std::string meshRel = f.string("mesh", "");
   if (meshRel.empty()) f.failAt(f.at("mesh"), "is required (path of an OBJ file)");
+  if (meshRel.find('\0') != std::string::npos) f.failAt(f.at("mesh"), "a path must not contain a NUL character");
   namespace fs = std::filesystem;
   fs::path meshPath = fs::path(meshRel).is_absolute() ? fs::path(meshRel) : fs::path(baseDir) / meshRel;
   std::error_code ec;
