@@ -58,42 +58,28 @@ void renameIntoPlace(const std::string& tmp, const std::string& file) {
   if (ec) throw OutputError(file + ": cannot rename into place: " + ec.message());
 }
 
-void writeNewFile(const std::string& file, const void* data, std::size_t size) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw OutputError(file + ": cannot create: " + errnoText());
+namespace {
+/// Writes [data, data + size) to the open `fd` of `path`, syncs and closes it; on any failure
+/// removes `path` and throws OutputError naming `shown`.
+void writeSyncClose(int fd, const std::string& path, const std::string& shown, const void* data, std::size_t size) {
   if (!writeAll(fd, data, size)) {
     const std::string why = errnoText();
     ::close(fd);
-    ::unlink(file.c_str());
-    throw OutputError(file + ": write failed: " + why);
+    ::unlink(path.c_str());
+    throw OutputError(shown + ": write failed: " + why);
   }
   if (!syncAndClose(fd)) {
     const std::string why = errnoText();
-    ::unlink(file.c_str());
-    throw OutputError(file + ": write failed: " + why);
+    ::unlink(path.c_str());
+    throw OutputError(shown + ": write failed: " + why);
   }
 }
+}  // namespace
 
-void writeFileAtomically(const std::string& file, const std::string& text) {
-  std::string pattern = file + ".partial-XXXXXX";
-  const int fd = ::mkstemp(pattern.data());  // O_CREAT | O_EXCL: never an existing file or link
-  if (fd < 0) throw OutputError(file + ": cannot write: " + errnoText());
-  const bool ok = ::fchmod(fd, 0644) == 0 && writeAll(fd, text.data(), text.size());
-  const std::string why = errnoText();
-  if (!ok || !syncAndClose(fd)) {
-    if (ok) ::unlink(pattern.c_str());
-    else {
-      ::close(fd);
-      ::unlink(pattern.c_str());
-    }
-    throw OutputError(file + ": write failed: " + (ok ? errnoText() : why));
-  }
-  try {
-    renameIntoPlace(pattern, file);
-  } catch (...) {
-    ::unlink(pattern.c_str());
-    throw;
-  }
+void writeNewFile(const std::string& file, const void* data, std::size_t size) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw OutputError(file + ": cannot create: " + errnoText());
+  writeSyncClose(fd, file, file, data, size);
 }
 
 PendingFile::PendingFile(std::string file) : file_(std::move(file)) {
@@ -120,17 +106,7 @@ void PendingFile::commit(const std::string& text) {
   if (fd_ < 0) throw OutputError(file_ + ": already written");
   const int fd = fd_;
   fd_ = -1;
-  if (!writeAll(fd, text.data(), text.size())) {
-    const std::string why = errnoText();
-    ::close(fd);
-    ::unlink(tmp_.c_str());
-    throw OutputError(file_ + ": write failed: " + why);
-  }
-  if (!syncAndClose(fd)) {
-    const std::string why = errnoText();
-    ::unlink(tmp_.c_str());
-    throw OutputError(file_ + ": write failed: " + why);
-  }
+  writeSyncClose(fd, tmp_, file_, text.data(), text.size());
   try {
     renameIntoPlace(tmp_, file_);
   } catch (...) {

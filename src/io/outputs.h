@@ -119,10 +119,6 @@ void writePly(const std::vector<glm::vec3>& positions, const std::string& file);
 /// every write, the fsync and the close; a failure removes the file and throws OutputError naming it.
 void writeNewFile(const std::string& file, const void* data, std::size_t size);
 
-/// Writes `text` to `file` through a uniquely named temporary beside it ("<file>.partial-XXXXXX",
-/// created new) and a rename.
-void writeFileAtomically(const std::string& file, const std::string& text);
-
 /// Renames a finished temporary file onto `file`; throws OutputError naming `file` on failure.
 void renameIntoPlace(const std::string& tmp, const std::string& file);
 
