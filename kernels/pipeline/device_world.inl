@@ -324,6 +324,8 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::onBody_, nb);
       fixed(&DeviceWorld::shockLevel_, nb);
       fixed(&DeviceWorld::shockLevelScratch_, nb);
+      fixed(&DeviceWorld::islandRest_, nb);
+      fixed(&DeviceWorld::islandRestScratch_, nb);
       fixed(&DeviceWorld::pairSupport_, cap);
       // Candidate pairs at full capacity (a few words each) ...
       fixed(&DeviceWorld::pairKeys_, cap);
@@ -441,6 +443,8 @@ class DeviceWorld final : public World {
     }
     if (wideColliderContacts_) colliderContactPhase();
     if (bodyContacts_) bodyContactPhase();
+    if (!bodyContacts_ && p.sleep.enabled)
+      stage(kSleep, [&] { launch("SleepBodies", nb, SleepBodies{p}, nb * 2 * BD); });
     stage(kProject, [&] { launch("ProjectParticles", n, ProjectParticles{params()}, n * 36.0 + nb * BD); });
   }
 
@@ -614,6 +618,17 @@ class DeviceWorld final : public World {
                  census_ && shockPopulated_[static_cast<std::size_t>(k)] ? mostPairContacts : 0.0);
       launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
     });
+    // Sleeping (math/sleep.h): each body's steps at rest, their least over each island through
+    // this step's touching pairs (double-buffered relaxation), then fall asleep or wake.
+    if (p.sleep.enabled)
+      stage(kSleep, [&] {
+        launch("SleepSteps", nb, SleepSteps{p}, nb * (2 * BD + 12) + 2 * pairs * 4);
+        int* buffers[2] = {p.islandRest, p.islandRestScratch};
+        for (int k = 0; k < kIslandPasses; ++k)
+          launch("IslandMinimum", nb, IslandMinimum{p, buffers[k % 2], buffers[(k + 1) % 2]},
+                 nb * 12.0 + 2 * pairs * 12.0);
+        launch("SleepDecide", nb, SleepDecide{p, buffers[kIslandPasses % 2]}, nb * (BD + 4.0));
+      });
     // This step's contacts become the next step's warm start.
     previousPairKeys_.swap(pairKeys_);
     previousPairContacts_.swap(pairContacts_);
@@ -637,7 +652,7 @@ class DeviceWorld final : public World {
     return out;
   }
 
-  // State format, version 2: Header, then nbody BodyData, nparticle positions, nparticle
+  // State format, version 3 (2 + each body's sleep state): Header, then nbody BodyData, nparticle positions, nparticle
   // velocities, nbody overflow counters, and — when bodies touch — the warm-start state (last
   // step's collider contacts per body and contacts per pair), all native-endian raw bytes.
   struct StateHeader {
@@ -654,6 +669,7 @@ class DeviceWorld final : public World {
     std::int64_t pairOverflow, pairContactOverflow;
   };
   static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
+  static constexpr std::uint32_t kStateVersion = 3;
 
   std::size_t warmBytes(std::int64_t pairs) const {
     if (!bodyContacts_) return 0;
@@ -667,7 +683,7 @@ class DeviceWorld final : public World {
   std::vector<std::uint8_t> saveState() const override {
     StateHeader h{};
     std::memcpy(h.magic, kMagic, sizeof kMagic);
-    h.version = 2;
+    h.version = kStateVersion;
     h.bodyDataSize = sizeof(BodyData);
     h.steps = steps_;
     h.bodies = bodies_.size();
@@ -717,7 +733,7 @@ class DeviceWorld final : public World {
     if (bytes.size() < sizeof h) fail("not a smash state (too short)");
     std::memcpy(&h, bytes.data(), sizeof h);
     if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) fail("not a smash state (bad magic)");
-    if (h.version != 2 || h.bodyDataSize != sizeof(BodyData) || h.contactSize != sizeof(ContactSlot))
+    if (h.version != kStateVersion || h.bodyDataSize != sizeof(BodyData) || h.contactSize != sizeof(ContactSlot))
       fail("state format version " + std::to_string(h.version) + " is not supported by this build");
     if (h.bodies != bodies_.size() || h.particles != position_.size() ||
         h.bodyContacts != (bodyContacts_ ? 1u : 0u) ||
@@ -737,7 +753,8 @@ class DeviceWorld final : public World {
     thrust::host_vector<BodyData> current = bodies_;
     for (std::size_t b = 0; b < bodies.size(); ++b)
       if (bodies[b].shape != current[b].shape || bodies[b].particleOffset != current[b].particleOffset ||
-          bodies[b].particleCount != current[b].particleCount)
+          bodies[b].particleCount != current[b].particleCount || bodies[b].restSteps < 0 ||
+          bodies[b].asleep < 0 || bodies[b].asleep > kFellAsleep)
         fail("body " + std::to_string(b) + " of the state does not match the scene's body " + std::to_string(b));
     std::vector<Float4> position = take<Float4>(bytes, at, h.particles);
     std::vector<Float4> velocity = take<Float4>(bytes, at, h.particles);
@@ -811,6 +828,8 @@ class DeviceWorld final : public World {
       bodies[b].rotation = rotationMatrix(poses[b].rotation);
       bodies[b].velocity = poses[b].velocity;
       bodies[b].angularVelocity = poses[b].angularVelocity;
+      bodies[b].restSteps = 0;  // a body given a state is awake (math/sleep.h)
+      bodies[b].asleep = 0;
     }
     bodies_ = bodies;
     System::resetStep(context_);  // buffers may have moved: capture again
@@ -824,6 +843,13 @@ class DeviceWorld final : public World {
   std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
 
   std::int64_t pairOverflow() const override { return pairOverflow_; }
+  std::int64_t sleepingBodies() const override {
+    if (bodies_.empty()) return 0;
+    thrust::host_vector<BodyData> bodies = bodies_;
+    std::int64_t n = 0;
+    for (const BodyData& b : bodies) n += b.asleep ? 1 : 0;
+    return n;
+  }
   std::int64_t touchingPairs() const override {
     if (previousPairCount_ == 0) return 0;
     thrust::host_vector<int> c(previousPairContactCount_.begin(), previousPairContactCount_.begin() + previousPairCount_);
@@ -870,11 +896,12 @@ class DeviceWorld final : public World {
   }
 
  private:
-  enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve, kColliderContacts, kPushOut };
+  enum Stage { kIntegrate, kMatchSums, kBodies, kProject, kBroadPhase, kNarrowPhase, kSolve, kColliderContacts, kPushOut, kSleep };
   inline static const std::vector<const char*> kStageNames = {
       "integrate+collide (with the chunks' matching sums)", "match sums (segmented reduce)", "bodies (rotation, contacts; per-body strategy: the whole step)",
       "project", "broad phase (grid)", "narrow phase (pair contacts)", "contact solve (pairs, mass splitting)",
-      "collider contacts (gather by chunk, solve per body)", "push-out (segmented max by body)"};
+      "collider contacts (gather by chunk, solve per body)", "push-out (segmented max by body)",
+      "sleep (islands at rest)"};
 
   template <class F>
   void stage(Stage s, F&& work) {
@@ -981,6 +1008,9 @@ class DeviceWorld final : public World {
     p.pairSupport = raw(pairSupport_);
     p.shockLevel = raw(shockLevel_);
     p.shockLevelScratch = raw(shockLevelScratch_);
+    p.sleep = scene_.sleepSettings<float>();
+    p.islandRest = raw(islandRest_);
+    p.islandRestScratch = raw(islandRestScratch_);
     p.penalty = PenaltyParams<float>{s.penalty.model, static_cast<float>(s.penalty.stiffness),
                                      static_cast<float>(s.penalty.buffer),
                                      static_cast<float>(s.penalty.barrier)};
@@ -1181,6 +1211,7 @@ class DeviceWorld final : public World {
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
   Vector<int> shockLevel_, shockLevelScratch_, pairSupport_;
+  Vector<int> islandRest_, islandRestScratch_;
   std::vector<int> shockPopulated_;  // census only: levels with bodies this step
   std::vector<std::pair<int, int>> sortScratchI_;
   Vector<long long> stepIndex_;  // (1) the step being taken, on the device (AdvanceStep)

@@ -13,6 +13,7 @@
 #include "math/contact_solver.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
+#include "math/sleep.h"
 #include "math/watchdog.h"
 
 namespace smash::pipeline {
@@ -68,6 +69,9 @@ struct BodyData {
   M3 rotation;
   V3 velocity;
   V3 angularVelocity;
+  int restSteps;  // steps supported and at rest (math/sleep.h)
+  int asleep;     // not 0: not stepped, static for the bodies that touch it; kFellAsleep in the
+                  // step it fell asleep (its particles are projected once more), then kAsleep
 };
 
 /// Sums a body's particles contribute to matching (physics.md §2.4) and to its momentum.
@@ -181,6 +185,10 @@ struct StepParams {
   int* pairSupport = nullptr;                 // (pairCapacity) +1 a rests on b, −1 b on a, 0
   int* shockLevel = nullptr;                  // (nbody) the level each body ends with
   int* shockLevelScratch = nullptr;           // (nbody) the other buffer of the relaxation
+  // sleeping (math/sleep.h)
+  SleepSettings<float> sleep;
+  int* islandRest = nullptr;                  // (nbody) island minimum of the steps at rest
+  int* islandRestScratch = nullptr;           // (nbody) the other buffer of the relaxation
 };
 
 SMASH_HD V3 xyz(const glm::vec4& v) { return V3(v.x, v.y, v.z); }
@@ -250,7 +258,7 @@ struct IntegrateChunkSums {
     const int end = glm::min(first + kMatchChunk, b.particleOffset + b.particleCount);
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     MatchSums sums = zeroMatchSums();
-    for (int i = first; i < end; ++i) {
+    for (int i = b.asleep ? end : first; i < end; ++i) {  // a sleeping body's sums are unused
       const Float4 r = load4(rest[i - b.particleOffset]);
       const V3 x = xyz(load4(p.position[i]));
       const V3 v = integrateVelocity(p, b, r.w, x, xyz(load4(p.velocity[i])));
@@ -364,10 +372,13 @@ SMASH_HD V3 pointVelocity(const BodyData& b, const V3& r) {
   return b.velocity + glm::cross(b.angularVelocity, r);
 }
 
+/// A sleeping body is static for the bodies that touch it: zero inverse mass and inertia (its
+/// velocities are zero).
 SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, int split) {
   SolverBody<float> s;
   s.v = b.velocity;
   s.w = b.angularVelocity;
+  if (b.asleep) return s;
   s.invMass = float(split) / p.shapes[b.shape].mass;
   s.invInertia = float(split) * worldInverseInertia(p, b);
   return s;
@@ -498,7 +509,7 @@ struct NearColliders {
     const BodyData& b = p.bodies[bodyIndex];
     for (int k = 0; k < p.colliderCount; ++k)
       p.bodyNear[bodyIndex * p.colliderCount + k] =
-          maySweepInto(p.colliders[k], p.bodiesStart[bodyIndex], b, p.shapes[b.shape], p.contactMargin) ? 1 : 0;
+          !b.asleep && maySweepInto(p.colliders[k], p.bodiesStart[bodyIndex], b, p.shapes[b.shape], p.contactMargin) ? 1 : 0;
   }
 };
 
@@ -595,9 +606,9 @@ struct SolveColliderContacts {
     }
     if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count, true);
     p.bodies[bodyIndex] = b;
-    p.pushDone[bodyIndex] = 0;
     p.pushMoved[bodyIndex] = 0;
-    p.pushGate[bodyIndex] = mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
+    p.pushDone[bodyIndex] = b.asleep ? 1 : 0;  // a sleeping body is not pushed
+    p.pushGate[bodyIndex] = !b.asleep && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
   }
 };
 
@@ -837,6 +848,11 @@ SMASH_HD PairContact<float>* slotsOf(const StepParams& p, int q) {
 SMASH_HD int pairA(const StepParams& p, long long key) { return static_cast<int>(key / p.bodyCount); }
 SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>(key % p.bodyCount); }
 
+/// Both bodies of pair q sleep: the pair is not tested (math/sleep.h).
+SMASH_HD bool bothAsleep(const StepParams& p, int q) {
+  return p.bodies[pairA(p, p.pairKeys[q])].asleep && p.bodies[pairB(p, p.pairKeys[q])].asleep;
+}
+
 /// Narrow phase, one candidate: particle i of side `side` (0: a's particle in b's field, 1: b's in
 /// a's; the normal points from b towards a). False when it is not within the margin.
 /// The point is swept over the step (math/swept.h) from the bodies' poses at the step's start,
@@ -900,6 +916,7 @@ SMASH_HD bool pairSideSwept(const StepParams& p, const BodyData& A, const BodyDa
 
 /// Narrow phase of pair q in one thread (the per-body layout, and the wide layout's pairs with
 /// more points than their slots): a's particles, then b's, kept to the deepest pairContactCapacity.
+/// Two sleeping bodies are not tested (math/sleep.h).
 struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
@@ -910,7 +927,7 @@ struct PairContactsOf {
     PairContact<float>* slots = slotsOf(p, q);
     int count = 0, dropped = 0;
     const float margin = pairMargin(p, A, B);
-    for (int side = 0; side < 2; ++side) {
+    for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
       const int n = p.shapes[(side == 0 ? A : B).shape].count;
       const bool swept = pairSideSwept(p, A, B, A0, B0, side);
       for (int i = 0; i < n; ++i) {
@@ -940,7 +957,7 @@ SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side,
   const BodyData& self = p.bodies[side == 0 ? pairA(p, p.pairKeys[q]) : pairB(p, p.pairKeys[q])];
   const int n = p.shapes[self.shape].count;
   end = first + kMatchChunk < n ? first + kMatchChunk : n;
-  return first < n;
+  return first < n && !bothAsleep(p, q);
 }
 
 /// Per element: how many of its particles are contact points (written to narrowCount[e]). Two
@@ -1064,6 +1081,10 @@ struct PrepareBodies {
     p.bodiesPredicted[b] = body;
     p.onBody[b] = PairImpulse<float>{};
     p.colliderContactCount[b] = 0;
+    if (body.asleep) {  // static for its partners, nothing of its own to solve
+      p.split[b] = 0;
+      return;
+    }
     const int touching = touchingPairsOf(p, b);
     if (touching == 0) {
       p.split[b] = 0;
@@ -1213,8 +1234,9 @@ struct ShockLevels {
   int* to;
   SMASH_HD void operator()(int b) const {
     if (from == nullptr) {
-      to[b] = p.split[b] > 0 && restsOnCollider(p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                                                p.colliderContactCount[b], p.up)
+      // A sleeping body carries like a collider (static); ShockVelocities leaves it alone.
+      to[b] = p.bodies[b].asleep || (p.split[b] > 0 && restsOnCollider(p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                                                                       p.colliderContactCount[b], p.up))
                   ? 0
                   : kNoLevel;
       return;
@@ -1236,7 +1258,7 @@ struct ShockVelocities {
   StepParams p;
   int level;
   SMASH_HD void operator()(int b) const {
-    if (p.shockLevel[b] != level) return;
+    if (p.shockLevel[b] != level || p.bodies[b].asleep) return;
     BodyData body = p.bodies[b];
     SolverBody<float> self = solverBodyOf(p, body, 1);
     const SolverBody<float> before = self;
@@ -1318,7 +1340,14 @@ struct ShockPositions {
 struct FinishPairBodies {
   StepParams p;
   SMASH_HD void operator()(int b) const {
-    if (p.split[b] == 0) return;
+    if (p.split[b] == 0) {
+      // A sleeping body does not move; the points its pairs dropped are still counted.
+      long long dropped = 0;
+      for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1] && p.bodies[b].asleep; ++k)
+        if (pairA(p, p.pairKeys[p.incidencePair[k]]) == b) dropped += p.pairDropped[p.incidencePair[k]];
+      if (dropped) p.contactOverflow[b] += dropped;
+      return;
+    }
     BodyData body = p.bodies[b];
     const BodyData& predicted = p.bodiesPredicted[b];
     moveWithVelocityChange(body.centre, body.rotation, body.velocity - predicted.velocity,
@@ -1375,13 +1404,109 @@ struct WatchBodies {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Sleeping (math/sleep.h), per body at the end of a step, before the projection.
+
+/// A collider within the body's reach (an O(1) bound through its centre).
+SMASH_HD bool nearCollider(const StepParams& p, const BodyData& b) {
+  for (int k = 0; k < p.colliderCount; ++k)
+    if (mayTouch(p.colliders[k], b, p.shapes[b.shape], p.contactMargin)) return true;
+  return false;
+}
+
+constexpr int kAsleep = 1, kFellAsleep = 2;
+
+/// Applies a decision; true when the body changed. A body that fell asleep in the last step is
+/// asleep from now on.
+SMASH_HD bool applySleep(BodyData& b, SleepChange change) {
+  if (change == SleepChange::None && b.asleep == kFellAsleep) {
+    b.asleep = kAsleep;
+    return true;
+  }
+  if (change == SleepChange::FallAsleep) {
+    b.asleep = kFellAsleep;
+    b.velocity = V3(0.0f);
+    b.angularVelocity = V3(0.0f);
+  } else if (change == SleepChange::Wake) {
+    b.asleep = 0;
+    b.restSteps = 0;
+  }
+  return change != SleepChange::None;
+}
+
+/// The body's steps at rest after this step (a sleeping body keeps its count, ≥ p.sleep.steps).
+SMASH_HD int restStepsAfter(const StepParams& p, const BodyData& b, bool touching) {
+  if (b.asleep) return b.restSteps;
+  return nextRestSteps(p.sleep, b.restSteps, b.velocity, b.angularVelocity, p.shapes[b.shape].radius,
+                       touching || nearCollider(p, b));
+}
+
+/// Bodies that do not touch each other: each is its own island (a sleeping one stays asleep:
+/// nothing can touch it). True when the body changed.
+SMASH_HD bool sleepAlone(const StepParams& p, BodyData& b) {
+  if (!p.sleep.enabled) return false;
+  if (b.asleep) return applySleep(b, SleepChange::None);
+  const int rest = restStepsAfter(p, b, false);
+  const bool changed = rest != b.restSteps;
+  b.restSteps = rest;
+  return applySleep(b, sleepDecision(p.sleep, false, rest)) || changed;
+}
+struct SleepBodies {
+  StepParams p;
+  SMASH_HD void operator()(int bodyIndex) const {
+    BodyData b = p.bodies[bodyIndex];
+    if (sleepAlone(p, b)) p.bodies[bodyIndex] = b;
+  }
+};
+
+/// Bodies that touch, 1: each body's steps at rest, the seed of its island's minimum.
+struct SleepSteps {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    BodyData body = p.bodies[b];
+    body.restSteps = restStepsAfter(p, body, touchingPairsOf(p, b) > 0);
+    p.bodies[b] = body;
+    p.islandRest[b] = body.restSteps;
+  }
+};
+
+/// 2: one relaxation pass — the least over the body and its touching partners.
+struct IslandMinimum {
+  StepParams p;
+  const int* from;
+  int* to;
+  SMASH_HD void operator()(int b) const {
+    int least = from[b];
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      if (p.pairContactCount[q] == 0) continue;
+      const int a = pairA(p, p.pairKeys[q]);
+      const int other = from[a == b ? pairB(p, p.pairKeys[q]) : a];
+      least = other < least ? other : least;
+    }
+    to[b] = least;
+  }
+};
+
+/// 3: the island falls asleep, or a sleeping body wakes.
+struct SleepDecide {
+  StepParams p;
+  const int* island;
+  SMASH_HD void operator()(int b) const {
+    BodyData body = p.bodies[b];
+    if (applySleep(body, sleepDecision(p.sleep, body.asleep != 0, island[b]))) p.bodies[b] = body;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Per body.
 
 /// Shape matching, physics.md §2 steps 4–6: centre, rotation, momentum-carrying velocities, contacts.
+/// A sleeping body keeps its pose (math/sleep.h).
 struct MatchBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     BodyData b = p.bodies[bodyIndex];
+    if (b.asleep) return;
     const BodyData before = b;
     const ShapeData& shape = p.shapes[b.shape];
     const MatchSums& s = p.sums[bodyIndex];
@@ -1415,6 +1540,7 @@ struct ImpulseBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     BodyData b = p.bodies[bodyIndex];
+    if (b.asleep) return;
     const BodyData before = b;
     const ShapeData& shape = p.shapes[b.shape];
     V3 F(0.0f), tau(0.0f);
@@ -1451,10 +1577,12 @@ SMASH_HD void projectParticle(const BodyData& b, const V3& rest, Float4& x, Floa
   v = Float4(b.velocity + glm::cross(b.angularVelocity, r), 0.0f);
 }
 
+/// A sleeping body's particles already are on its pose, at rest (projected when it fell asleep).
 struct ProjectParticles {
   StepParams p;
   SMASH_HD void operator()(int i) const {
     const BodyData& b = p.bodies[p.particleBody[i]];
+    if (b.asleep == kAsleep) return;
     projectParticle(b, xyz(load4(p.rest[p.shapes[b.shape].restOffset + (i - b.particleOffset)])),
                     p.position[i], p.velocity[i]);
   }
@@ -1464,6 +1592,7 @@ struct ProjectBodies {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
     const BodyData b = p.bodies[bodyIndex];
+    if (b.asleep == kAsleep) return;
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     for (int i = 0; i < b.particleCount; ++i)
       projectParticle(b, xyz(rest[i]), p.position[b.particleOffset + i], p.velocity[b.particleOffset + i]);
@@ -1477,6 +1606,11 @@ struct FusedBodyStep {
   StepParams p;
   bool shapeMatching;
   SMASH_HD void operator()(int bodyIndex) const {
+    if (p.bodies[bodyIndex].asleep) {  // math/sleep.h (its particles were projected when it fell asleep)
+      BodyData b = p.bodies[bodyIndex];
+      if (!p.deferContacts && sleepAlone(p, b)) p.bodies[bodyIndex] = b;
+      return;
+    }
     const int offset = p.bodies[bodyIndex].particleOffset;
     const int count = p.bodies[bodyIndex].particleCount;
     const Float4* rest = p.rest + p.shapes[p.bodies[bodyIndex].shape].restOffset;
@@ -1512,7 +1646,8 @@ struct FusedBodyStep {
       ImpulseBodies{p}(bodyIndex);
     }
     if (p.deferContacts) return;  // projected after the body–body phase
-    const BodyData b = p.bodies[bodyIndex];
+    BodyData b = p.bodies[bodyIndex];
+    if (sleepAlone(p, b)) p.bodies[bodyIndex] = b;
     for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), x[i], v[i]);
   }
 };

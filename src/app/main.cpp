@@ -76,7 +76,7 @@ struct ReferenceRunner : Runner {
   std::vector<glm::vec3> particles() const override { return world.particlePositions(); }
   Json counters() const override {
     return {{"contact_overflow", world.contactOverflow()}, {"pair_overflow", world.pairOverflow()},
-            {"touching_pairs", world.touchingPairs()}};
+            {"touching_pairs", world.touchingPairs()}, {"sleeping_bodies", world.sleepingBodies()}};
   }
   std::vector<std::uint8_t> saveState() const override {
     throw smash::InputError("--save-state: not available on the reference backend (use cpp, omp or cuda)");
@@ -117,7 +117,7 @@ struct WorldRunner : Runner {
   std::vector<glm::vec3> particles() const override { return world->particlePositions(); }
   Json counters() const override {
     return {{"contact_overflow", world->contactOverflow()}, {"pair_overflow", world->pairOverflow()},
-            {"touching_pairs", world->touchingPairs()}};
+            {"touching_pairs", world->touchingPairs()}, {"sleeping_bodies", world->sleepingBodies()}};
   }
   std::vector<std::uint8_t> saveState() const override { return world->saveState(); }
   void loadState(const std::vector<std::uint8_t>& bytes, const std::string& source) override {

@@ -55,6 +55,7 @@ void ReferenceWorld::step() {
   ++steps_;
   if (!scene_.bodyContactsActive()) {
     for (std::size_t b = 0; b < bodies_.size(); ++b) {
+      if (bodies_[b].asleep) continue;
       const BodyState before = bodies_[b];
       if (scene_.solver.method == Method::ShapeMatching)
         stepShapeMatching(b, h, true);
@@ -62,22 +63,88 @@ void ReferenceWorld::step() {
         stepImpulse(b, h, true);
       watchBody(b, before);
     }
+    const std::vector<bool> fellAsleep = updateSleep({});
+    for (std::size_t b = 0; b < bodies_.size(); ++b)
+      if (fellAsleep[b]) writeParticlesFromBody(b);
     return;
   }
   // Bodies that can touch: every body moves to its predicted pose first, then all contacts are
   // found and solved together, then the particles follow their bodies.
   const std::vector<BodyState> before = bodies_;
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    if (bodies_[b].asleep) continue;
     if (scene_.solver.method == Method::ShapeMatching)
       stepShapeMatching(b, h, false);
     else
       stepImpulse(b, h, false);
   }
-  resolveAllContacts(before);
+  const auto touching = resolveAllContacts(before);
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
-    writeParticlesFromBody(b);
+    if (bodies_[b].asleep) continue;  // asleep since the step's start: nothing moved
     watchBody(b, before[b]);
   }
+  updateSleep(touching);
+  for (std::size_t b = 0; b < bodies_.size(); ++b)
+    if (!(bodies_[b].asleep && before[b].asleep)) writeParticlesFromBody(b);
+}
+
+// Sleeping (math/sleep.h), the backends' SleepSteps / IslandMinimum / SleepDecide (or
+// SleepBodies, which is the same without pairs).
+std::vector<bool> ReferenceWorld::updateSleep(const std::vector<std::pair<std::size_t, std::size_t>>& touching) {
+  const std::size_t n = bodies_.size();
+  std::vector<bool> fellAsleep(n, false);
+  const SleepSettings<double> s = scene_.sleepSettings<double>();
+  if (!s.enabled) return fellAsleep;
+  std::vector<char> touches(n, 0);
+  for (const auto& [a, b] : touching) touches[a] = touches[b] = 1;
+  std::vector<int> island(n), next(n);
+  for (std::size_t b = 0; b < n; ++b) {
+    BodyState& body = bodies_[b];
+    if (!body.asleep) {
+      const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+      // The backends' bounding radius, rounded up as they store it.
+      const double radius = shape.boundingRadius * (1 + 1e-6) + 1e-6;
+      bool supported = touches[b] != 0;
+      for (const auto& collider : scene_.colliders)
+        supported = supported ||
+                    sdfCollider(collider, body.centre).phi <= radius + contactMargin() + lipschitzSlack(collider);
+      body.restSteps = nextRestSteps(s, body.restSteps, body.velocity, body.angularVelocity, radius, supported);
+    }
+    island[b] = body.restSteps;
+  }
+  if (!touching.empty())
+    for (int k = 0; k < kIslandPasses; ++k) {
+      next = island;
+      for (const auto& [a, b] : touching) {
+        next[a] = std::min(next[a], island[b]);
+        next[b] = std::min(next[b], island[a]);
+      }
+      island.swap(next);
+    }
+  for (std::size_t b = 0; b < n; ++b) {
+    BodyState& body = bodies_[b];
+    switch (sleepDecision(s, body.asleep, island[b])) {
+      case SleepChange::FallAsleep:
+        body.asleep = true;
+        body.velocity = glm::dvec3(0.0);
+        body.angularVelocity = glm::dvec3(0.0);
+        fellAsleep[b] = true;
+        break;
+      case SleepChange::Wake:
+        body.asleep = false;
+        body.restSteps = 0;
+        break;
+      case SleepChange::None:
+        break;
+    }
+  }
+  return fellAsleep;
+}
+
+std::size_t ReferenceWorld::sleepingBodies() const {
+  std::size_t n = 0;
+  for (const BodyState& b : bodies_) n += b.asleep ? 1 : 0;
+  return n;
 }
 
 // The watchdog (scene.watchdog): record the first incident of each body; with the clamp policy
@@ -376,12 +443,13 @@ SolverBody<double> ReferenceWorld::solverBody(std::size_t b, int split) const {
   SolverBody<double> s;
   s.v = bodies_[b].velocity;
   s.w = bodies_[b].angularVelocity;
+  if (bodies_[b].asleep) return s;  // static for the bodies that touch it (math/sleep.h)
   s.invMass = split / scene_.shapes[scene_.bodies[b].shape].totalMass;
   s.invInertia = double(split) * worldInverseInertia(b);
   return s;
 }
 
-void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
+std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   const std::size_t n = bodies_.size();
   const SolverSettings& solver = scene_.solver;
   const bool withColliders = solver.contact == ContactModel::Impulse &&
@@ -391,6 +459,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   // Narrow phase: the contact points of each candidate pair; keep the pairs that touch.
   std::vector<Pair> pairs;
   for (const auto& [a, b] : broadPhase()) {
+    if (bodies_[a].asleep && bodies_[b].asleep) continue;  // not tested (math/sleep.h)
     Pair pair{a, b, {}};
     gatherPairContacts(pair, start);
     if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
@@ -408,6 +477,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   std::vector<std::vector<PairContact<double>>> colliderContacts(n);
   std::vector<int> split(n, 0);
   for (std::size_t b = 0; b < n; ++b) {
+    if (bodies_[b].asleep) continue;  // static for its partners, nothing of its own to solve
     if (pairsOf[b].empty()) {
       if (withColliders) resolveBodyContacts(b, start[b], true);
       continue;
@@ -447,7 +517,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   // Adds each body's share of this round's pair and collider impulses to its velocities.
   auto applyRound = [&] {
     for (std::size_t b = 0; b < n; ++b) {
-      if (pairsOf[b].empty()) continue;
+      if (pairsOf[b].empty() || bodies_[b].asleep) continue;
       PairImpulse<double> sum = onBody[b];
       for (std::size_t p : pairsOf[b]) {
         const PairImpulse<double>& j = pairs[p].a == b ? onA[p] : onB[p];
@@ -511,7 +581,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   const glm::dvec3 up = g > 0 ? -scene_.gravity / g : glm::dvec3(0.0);
   std::vector<int> level(n, kNoLevel), support(pairs.size(), 0);
   for (std::size_t b = 0; b < n && levels > 0; ++b)
-    if (restsOnCollider(colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()), up)) level[b] = 0;
+    if (bodies_[b].asleep || restsOnCollider(colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()), up)) level[b] = 0;
   for (std::size_t p = 0; p < pairs.size() && levels > 0; ++p)
     support[p] = pairSupport(pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), up);
   for (int k = 1; k < levels; ++k)  // breadth first, one level per pass, as the backends relax
@@ -527,7 +597,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   };
   for (int k = 0; k < levels; ++k)
     for (std::size_t b = 0; b < n; ++b) {
-      if (level[b] != k) continue;
+      if (level[b] != k || bodies_[b].asleep) continue;  // a sleeping body carries, as a collider
       SolverBody<double> self = solverBody(b, 1);
       const SolverBody<double> before = self;
       PairImpulse<double> onSelf, none;
@@ -573,7 +643,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
   // change as well, so contacts act before the position update (semi-implicit Euler): a resting
   // body's fall under gravity during the prediction is taken back here, not left as penetration.
   for (std::size_t b = 0; b < n; ++b) {
-    if (pairsOf[b].empty()) continue;
+    if (pairsOf[b].empty() || bodies_[b].asleep) continue;
     moveWithVelocityChange(bodies_[b].centre, bodies_[b].rotation, bodies_[b].velocity - predicted[b].velocity,
                            bodies_[b].angularVelocity - predicted[b].angularVelocity, h);
     if (!colliderContacts[b].empty()) {  // a bounce on a collider places the body (contact_solver.h)
@@ -606,7 +676,7 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
     move[pair.b] -= (depth * wb / (wa + wb)) * deepest->normal;
   }
   for (std::size_t b = 0; b < n; ++b) {
-    if (pairsOf[b].empty()) continue;
+    if (pairsOf[b].empty() || bodies_[b].asleep) continue;
     bodies_[b].centre += move[b] / double(split[b]);
     if (withColliders) pushOut(b);
   }
@@ -632,6 +702,10 @@ void ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
       }
       if (moved) pushOut(b);  // the colliders keep the last word (a body may touch a wall)
     }
+  std::vector<std::pair<std::size_t, std::size_t>> touching;
+  touching.reserve(pairs.size());
+  for (const Pair& pair : pairs) touching.emplace_back(pair.a, pair.b);
+  return touching;
 }
 
 void ReferenceWorld::gatherContacts(std::size_t b, const BodyState& start, int colliderIndex,

@@ -27,6 +27,8 @@ struct BodyState {
   glm::dmat3 rotation{1.0};
   glm::dvec3 velocity{0.0};
   glm::dvec3 angularVelocity{0.0};
+  int restSteps = 0;    ///< steps supported and at rest (math/sleep.h)
+  bool asleep = false;  ///< not stepped, static for the bodies that touch it
 };
 
 class ReferenceWorld {
@@ -80,6 +82,8 @@ class ReferenceWorld {
   std::int64_t pairOverflow() const { return pairOverflow_; }
   /// Body pairs with contact points in the last step.
   std::size_t touchingPairs() const { return touchingPairs_; }
+  /// Bodies asleep now (math/sleep.h).
+  std::size_t sleepingBodies() const;
   /// What RunChecks needs after a step.
   StepObservation observation() const;
 
@@ -90,7 +94,8 @@ class ReferenceWorld {
   /// physics.md §6–7 for every body at once: broad phase, contact points of each pair, one solve of all
   /// pairs and colliders by mass splitting, push-out; bodies no pair touches take the
   /// single-body path (resolveBodyContacts).
-  void resolveAllContacts(const std::vector<BodyState>& start);
+  /// Returns the pairs that touched (had contact points).
+  std::vector<std::pair<std::size_t, std::size_t>> resolveAllContacts(const std::vector<BodyState>& start);
   /// Sort-and-sweep along x over the bodies' bounding boxes; pairs (a < b), sorted.
   std::vector<std::pair<std::size_t, std::size_t>> broadPhase();
   struct Pair {
@@ -101,6 +106,9 @@ class ReferenceWorld {
   SolverBody<double> solverBody(std::size_t b, int split) const;
   double speculative(std::size_t b) const;
   void watchBody(std::size_t b, const BodyState& before);
+  /// Sleeping (math/sleep.h) after a step whose touching pairs were `touching`: steps at rest,
+  /// island minima, fall asleep (velocities zeroed) or wake. True for a body that fell asleep.
+  std::vector<bool> updateSleep(const std::vector<std::pair<std::size_t, std::size_t>>& touching);
   /// Body-level contact against every collider: impulses from the contact solver, then a rigid
   /// translation out of each collider along its deepest point's normal. `start`: the body at the
   /// step's start (restitution's approach speeds); `moved`: the pose has already moved this step.

@@ -392,6 +392,9 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.maxPairsPerBody = static_cast<int>(f.integer("max_pairs_per_body", 16, 1, 1024));
   s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 64, 1, 4096));
   s.shockLevels = static_cast<int>(f.integer("shock_levels", 16, 0, 64));
+  s.sleep = f.boolean("sleep", true);
+  s.sleepSpeed = f.nonNegative("sleep_speed", 0.03);
+  s.sleepTime = f.nonNegative("sleep_time", 0.5);
   if (const Json* c = f.get("contact")) {
     Fields cf(*c, file, "solver.contact");
     std::string model = cf.choice("model", "impulse",

@@ -3,6 +3,7 @@
 // the file and the field; nothing is ever half-loaded.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "core/shape.h"
 #include "math/contact.h"
 #include "math/sdf.h"
+#include "math/sleep.h"
 
 namespace smash {
 
@@ -62,6 +64,12 @@ struct SolverSettings {
   /// graph distance k < shockLevels from a collider are solved against what carries them as
   /// static; 0 turns it off.
   int shockLevels = 16;
+  /// Sleeping (docs/solver.md "Sleeping"): an island of touching bodies whose every body has
+  /// been supported and slower than sleepSpeed at its fastest point for sleepTime seconds stops
+  /// being stepped until an awake body touches it.
+  bool sleep = true;
+  double sleepSpeed = 0.03;  ///< m/s, |v| + r |ω| (Jolt's point-velocity threshold)
+  double sleepTime = 0.5;    ///< s (Box2D's b2_timeToSleep)
 };
 
 /// A static mesh obstacle: its mesh (in the collider's frame, for output) and the baked field
@@ -133,6 +141,17 @@ struct Scene {
   /// The contact margin in effect: solver.contact_margin, or automatically 2|g|h² (two steps of
   /// free fall from rest, the depth a resting body sinks per step).
   double contactMargin() const;
+  /// The solver's sleep settings as the kernels and the reference use them (math/sleep.h): the
+  /// sleep time in whole steps, at least 1.
+  template <class T>
+  SleepSettings<T> sleepSettings() const {
+    SleepSettings<T> s;
+    s.enabled = solver.sleep;
+    s.speed = static_cast<T>(solver.sleepSpeed);
+    const double steps = std::ceil(solver.sleepTime / stepDt() - 1e-9);
+    s.steps = steps < 1 ? 1 : steps > 1e9 ? 1000000000 : static_cast<int>(steps);
+    return s;
+  }
   /// Whether steps look for body–body contacts: enabled, more than one body, every shape baked.
   bool bodyContactsActive() const;
 };

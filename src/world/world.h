@@ -99,7 +99,7 @@ class World {
 
   virtual std::vector<BodyPose> poses() const = 0;
   /// Replaces every body's pose and velocities (one entry per body) and puts the particles on
-  /// the rigid pose with the rigid velocity field: with the step count, the whole state.
+  /// the rigid pose with the rigid velocity field; every body is awake afterwards.
   virtual void setPoses(const std::vector<BodyPose>& poses) = 0;
   /// Particle positions, body after body (body b's particles in its shape's order).
   virtual std::vector<glm::vec3> particlePositions() const = 0;
@@ -126,6 +126,9 @@ class World {
   virtual std::int64_t pairOverflow() const = 0;
   /// Body pairs that had contact points in the last step.
   virtual std::int64_t touchingPairs() const = 0;
+  /// Bodies asleep now (math/sleep.h: islands at rest are not stepped until touched); a copy
+  /// from the backend.
+  virtual std::int64_t sleepingBodies() const = 0;
 
   /// Blocks of temporary storage allocated for Thrust so far; flat after the first step.
   virtual long temporaryAllocations() const = 0;
