@@ -44,7 +44,11 @@ struct Result {
   double seconds = 0;  // stepping only
   double deepestLastSecond = 0, deepestLastSecondRelative = 0, deepestEver = 0, deepestEverRelative = 0;
   double finalEnergy = 0;
-  long long touchingPairs = -1;
+  long long touchingPairs = -1, sleepingBodies = -1;
+  // Stepping time of the first and of the last simulated second (falling vs settled, with
+  // sleeping: docs/solver.md "Sleeping").
+  double firstSecondSeconds = 0, lastSecondSeconds = 0;
+  long firstSecondSteps = 0, lastSecondSteps = 0;
   Json stages = Json::object();
 };
 
@@ -61,8 +65,17 @@ Result run(const std::string& name, const smash::Scene& scene, int frames,
     auto t0 = Clock::now();
     for (int s = 0; s < scene.substeps; ++s) step();
     sync();
-    r.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.seconds += seconds;
     r.steps += scene.substeps;
+    if (f <= lastSecond) {
+      r.firstSecondSeconds += seconds;
+      r.firstSecondSteps += scene.substeps;
+    }
+    if (f > frames - lastSecond) {
+      r.lastSecondSeconds += seconds;
+      r.lastSecondSteps += scene.substeps;
+    }
     poses(c, q);
     const smash::BodyPenetration p = smash::deepestBodyPenetration(scene, c, q);
     r.deepestEver = std::max(r.deepestEver, p.depth);
@@ -131,6 +144,7 @@ int main(int argc, char** argv) {
                      });
       r.finalEnergy = smash::kineticEnergy(*world, scene);
       r.touchingPairs = world->touchingPairs();
+      r.sleepingBodies = world->sleepingBodies();
       if (world->pairOverflow() || world->contactOverflow())
         std::printf("note: %s dropped %lld candidate pairs and %lld contact points (buffers full)\n", name.c_str(),
                     static_cast<long long>(world->pairOverflow()), static_cast<long long>(world->contactOverflow()));
@@ -158,8 +172,8 @@ int main(int argc, char** argv) {
       std::printf("bullet: this build has no Bullet (install libbullet-dev and reconfigure), skipped\n");
 #endif
     }
-    std::printf("\n%-12s %9s %12s %14s %16s %16s %12s\n", "solver", "ms/step", "ms/sim-s", "deepest (m)",
-                "last second (m)", "of body size", "final KE (J)");
+    std::printf("\n%-12s %9s %12s %14s %16s %16s %12s %12s %12s %9s\n", "solver", "ms/step", "ms/sim-s", "deepest (m)",
+                "last second (m)", "of body size", "final KE (J)", "first s ms/st", "last s ms/st", "asleep");
     Json json;
     std::time_t now = std::time(nullptr);
     char date[64];
@@ -172,8 +186,11 @@ int main(int argc, char** argv) {
     json["results"] = Json::array();
     for (const Result& r : results) {
       const double perStep = 1e3 * r.seconds / double(r.steps), perSim = 1e3 * r.seconds / simulated;
-      std::printf("%-12s %9.2f %12.0f %14.4f %16.4f %16.4f %12.4g\n", r.solver.c_str(), perStep, perSim,
-                  r.deepestEver, r.deepestLastSecond, r.deepestLastSecondRelative, r.finalEnergy);
+      const double firstPerStep = r.firstSecondSteps ? 1e3 * r.firstSecondSeconds / double(r.firstSecondSteps) : 0;
+      const double lastPerStep = r.lastSecondSteps ? 1e3 * r.lastSecondSeconds / double(r.lastSecondSteps) : 0;
+      std::printf("%-12s %9.2f %12.0f %14.4f %16.4f %16.4f %12.4g %12.3f %12.3f %9s\n", r.solver.c_str(), perStep, perSim,
+                  r.deepestEver, r.deepestLastSecond, r.deepestLastSecondRelative, r.finalEnergy, firstPerStep,
+                  lastPerStep, r.sleepingBodies >= 0 ? std::to_string(r.sleepingBodies).c_str() : "-");
       Json j = {{"solver", r.solver}, {"steps", r.steps}, {"seconds", r.seconds},
                 {"ms_per_step", perStep}, {"ms_per_simulated_second", perSim},
                 {"deepest_penetration_m", r.deepestEver}, {"deepest_penetration_relative", r.deepestEverRelative},
@@ -181,6 +198,9 @@ int main(int argc, char** argv) {
                 {"deepest_penetration_last_second_relative", r.deepestLastSecondRelative},
                 {"final_kinetic_energy_J", r.finalEnergy}};
       if (r.touchingPairs >= 0) j["touching_pairs"] = r.touchingPairs;
+      if (r.sleepingBodies >= 0) j["sleeping_bodies"] = r.sleepingBodies;
+      j["first_second_ms_per_step"] = firstPerStep;
+      j["last_second_ms_per_step"] = lastPerStep;
       if (!r.stages.empty()) j["stages_ms_per_step"] = r.stages;
       json["results"].push_back(j);
     }

@@ -319,6 +319,13 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
     const auto b = stepBothLayouts(scene, 150);
     CHECK(b->touchingPairs() > 50);
     if (perPair == 3) CHECK(b->contactOverflow() > 0);
+  }  // Sleeping (math/sleep.h): bodies fall asleep, sleep and (the lab, without body contacts)
+  // stay asleep in the same step on both layouts.
+  for (const char* file : {"box_stack.json", "lab_bunny.json"}) {
+    INFO(file << ", until asleep");
+    Scene scene = loadScene(test::sourcePath(std::string("scenes/") + file));
+    const auto b = stepBothLayouts(scene, 600);
+    CHECK(b->sleepingBodies() == static_cast<std::int64_t>(scene.bodies.size()));
   }
 }
 

@@ -214,6 +214,7 @@ class DeviceWorld final : public World {
     fillAll(incidentKind_, 0);
     fillAll(stepIndex_, 0LL);
     fillAll(pairsFound_, 0);
+    fillAll(wakeMark_, -1LL);
     cellBuckets_ = static_cast<int>(sizes.cellBuckets);
     narrowChunks_ = static_cast<int>(sizes.narrowChunks);
     wideNarrowPhase_ = sizes.wideNarrowPhase;
@@ -326,6 +327,9 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::shockLevelScratch_, nb);
       fixed(&DeviceWorld::islandRest_, nb);
       fixed(&DeviceWorld::islandRestScratch_, nb);
+      fixed(&DeviceWorld::islandLabel_, nb);
+      fixed(&DeviceWorld::islandLabelScratch_, nb);
+      fixed(&DeviceWorld::wakeMark_, nb);
       fixed(&DeviceWorld::pairSupport_, cap);
       // Candidate pairs at full capacity (a few words each) ...
       fixed(&DeviceWorld::pairKeys_, cap);
@@ -565,6 +569,12 @@ class DeviceWorld final : public World {
     const double pairContacts = census_ ? censusSum(pairContactCount_, pairCount_) : 0;
     const double mostPairContacts = census_ ? censusMax(pairContactCount_, pairCount_) : 0;
     const double particlesPerBody = static_cast<double>(position_.size()) / nb;
+    // A sleeping body an awake one touches wakes before the solve (math/sleep.h).
+    if (p.sleep.enabled)
+      stage(kSleep, [&] {
+        launch("MarkTouchedIslands", nb, MarkTouchedIslands{p}, nb * (BD + 8.0) + 2 * pairs * 12.0);
+        launch("WakeIslands", nb, WakeIslands{p}, nb * (2 * BD + 8.0));
+      });
     stage(kSolve, [&] {
       launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
              particlesPerBody * double(colliders_.size()));
@@ -623,11 +633,13 @@ class DeviceWorld final : public World {
     if (p.sleep.enabled)
       stage(kSleep, [&] {
         launch("SleepSteps", nb, SleepSteps{p}, nb * (2 * BD + 12) + 2 * pairs * 4);
-        int* buffers[2] = {p.islandRest, p.islandRestScratch};
+        int* rest[2] = {p.islandRest, p.islandRestScratch};
+        int* label[2] = {p.islandLabel, p.islandLabelScratch};
         for (int k = 0; k < kIslandPasses; ++k)
-          launch("IslandMinimum", nb, IslandMinimum{p, buffers[k % 2], buffers[(k + 1) % 2]},
-                 nb * 12.0 + 2 * pairs * 12.0);
-        launch("SleepDecide", nb, SleepDecide{p, buffers[kIslandPasses % 2]}, nb * (BD + 4.0));
+          launch("IslandMinimum", nb,
+                 IslandMinimum{p, rest[k % 2], rest[(k + 1) % 2], label[k % 2], label[(k + 1) % 2]},
+                 nb * 16.0 + 2 * pairs * 16.0);
+        launch("SleepDecide", nb, SleepDecide{p, rest[kIslandPasses % 2], label[kIslandPasses % 2]}, nb * (BD + 8.0));
       });
     // This step's contacts become the next step's warm start.
     previousPairKeys_.swap(pairKeys_);
@@ -754,6 +766,7 @@ class DeviceWorld final : public World {
     for (std::size_t b = 0; b < bodies.size(); ++b)
       if (bodies[b].shape != current[b].shape || bodies[b].particleOffset != current[b].particleOffset ||
           bodies[b].particleCount != current[b].particleCount || bodies[b].restSteps < 0 ||
+          bodies[b].island < 0 || bodies[b].island >= static_cast<int>(current.size()) ||
           bodies[b].asleep < 0 || bodies[b].asleep > kFellAsleep)
         fail("body " + std::to_string(b) + " of the state does not match the scene's body " + std::to_string(b));
     std::vector<Float4> position = take<Float4>(bytes, at, h.particles);
@@ -804,6 +817,7 @@ class DeviceWorld final : public World {
     }
     steps_ = h.steps;
     thrust::fill(stepIndex_.begin(), stepIndex_.end(), static_cast<long long>(steps_));
+    fillAll(wakeMark_, -1LL);  // marks are of the step being taken: none yet
     System::resetStep(context_);  // buffers may have moved: capture again
   }
 
@@ -832,6 +846,7 @@ class DeviceWorld final : public World {
       bodies[b].asleep = 0;
     }
     bodies_ = bodies;
+    fillAll(wakeMark_, -1LL);
     System::resetStep(context_);  // buffers may have moved: capture again
     const StepParams p = params();
     thrust::counting_iterator<int> first(0);
@@ -1011,6 +1026,9 @@ class DeviceWorld final : public World {
     p.sleep = scene_.sleepSettings<float>();
     p.islandRest = raw(islandRest_);
     p.islandRestScratch = raw(islandRestScratch_);
+    p.islandLabel = raw(islandLabel_);
+    p.islandLabelScratch = raw(islandLabelScratch_);
+    p.wakeMark = raw(wakeMark_);
     p.penalty = PenaltyParams<float>{s.penalty.model, static_cast<float>(s.penalty.stiffness),
                                      static_cast<float>(s.penalty.buffer),
                                      static_cast<float>(s.penalty.barrier)};
@@ -1211,7 +1229,8 @@ class DeviceWorld final : public World {
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
   Vector<int> shockLevel_, shockLevelScratch_, pairSupport_;
-  Vector<int> islandRest_, islandRestScratch_;
+  Vector<int> islandRest_, islandRestScratch_, islandLabel_, islandLabelScratch_;
+  Vector<long long> wakeMark_;  // (nbody) the step in which island i was touched (−1: none)
   std::vector<int> shockPopulated_;  // census only: levels with bodies this step
   std::vector<std::pair<int, int>> sortScratchI_;
   Vector<long long> stepIndex_;  // (1) the step being taken, on the device (AdvanceStep)

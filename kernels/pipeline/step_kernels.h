@@ -72,6 +72,7 @@ struct BodyData {
   int restSteps;  // steps supported and at rest (math/sleep.h)
   int asleep;     // not 0: not stepped, static for the bodies that touch it; kFellAsleep in the
                   // step it fell asleep (its particles are projected once more), then kAsleep
+  int island;     // while asleep: the island it fell asleep with (its least body index)
 };
 
 /// Sums a body's particles contribute to matching (physics.md §2.4) and to its momentum.
@@ -189,6 +190,9 @@ struct StepParams {
   SleepSettings<float> sleep;
   int* islandRest = nullptr;                  // (nbody) island minimum of the steps at rest
   int* islandRestScratch = nullptr;           // (nbody) the other buffer of the relaxation
+  int* islandLabel = nullptr;                 // (nbody) least body index (or sleeping island) reached
+  int* islandLabelScratch = nullptr;          // (nbody) the other buffer
+  long long* wakeMark = nullptr;              // (nbody) step in which island i was touched
 };
 
 SMASH_HD V3 xyz(const glm::vec4& v) { return V3(v.x, v.y, v.z); }
@@ -1458,7 +1462,46 @@ struct SleepBodies {
   }
 };
 
-/// Bodies that touch, 1: each body's steps at rest, the seed of its island's minimum.
+/// A store of the same value that several threads may make at once (a flag): relaxed atomic on
+/// the host (OpenMP threads; ThreadSanitizer), a plain store on the device.
+SMASH_HD void storeShared(long long* at, long long value) {
+#if defined(__CUDA_ARCH__)
+  *at = value;
+#else
+  __atomic_store_n(at, value, __ATOMIC_RELAXED);
+#endif
+}
+
+/// Bodies that touch, before the solve (after the narrow phase), 1: a sleeping body touched by a
+/// body that was awake at the step's start marks its island for this step. Reads the step's
+/// starting flags, so the order of the bodies does not matter.
+struct MarkTouchedIslands {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    const BodyData& body = p.bodies[b];
+    if (!body.asleep) return;
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      if (p.pairContactCount[q] == 0 || p.bodiesStart[partnerOf(p, q, b)].asleep) continue;
+      storeShared(p.wakeMark + body.island, *p.step);
+      return;
+    }
+  }
+};
+
+/// 2: every body of a marked island wakes now, so the impact is solved with the island's masses
+/// and weights — not against static bodies that would wake only after the step. They start from
+/// their poses at rest (not integrated this step).
+struct WakeIslands {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    BodyData body = p.bodies[b];
+    if (body.asleep && p.wakeMark[body.island] == *p.step && applySleep(body, SleepChange::Wake)) p.bodies[b] = body;
+  }
+};
+
+/// After the solve, 1: each body's steps at rest, the seed of its island's minimum, and its label
+/// (its index, or a sleeping body's island).
 struct SleepSteps {
   StepParams p;
   SMASH_HD void operator()(int b) const {
@@ -1466,34 +1509,43 @@ struct SleepSteps {
     body.restSteps = restStepsAfter(p, body, touchingPairsOf(p, b) > 0);
     p.bodies[b] = body;
     p.islandRest[b] = body.restSteps;
+    p.islandLabel[b] = body.asleep ? body.island : b;
   }
 };
 
-/// 2: one relaxation pass — the least over the body and its touching partners.
+/// 2: one relaxation pass — the least steps at rest and the least label over the body and its
+/// touching partners (double-buffered).
 struct IslandMinimum {
   StepParams p;
-  const int* from;
-  int* to;
+  const int* restFrom;
+  int* restTo;
+  const int* labelFrom;
+  int* labelTo;
   SMASH_HD void operator()(int b) const {
-    int least = from[b];
+    int rest = restFrom[b], label = labelFrom[b];
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
       if (p.pairContactCount[q] == 0) continue;
-      const int a = pairA(p, p.pairKeys[q]);
-      const int other = from[a == b ? pairB(p, p.pairKeys[q]) : a];
-      least = other < least ? other : least;
+      const int o = partnerOf(p, q, b);
+      rest = restFrom[o] < rest ? restFrom[o] : rest;
+      label = labelFrom[o] < label ? labelFrom[o] : label;
     }
-    to[b] = least;
+    restTo[b] = rest;
+    labelTo[b] = label;
   }
 };
 
-/// 3: the island falls asleep, or a sleeping body wakes.
+/// 3: the island falls asleep (each body keeping its label as its island), or a sleeping body
+/// wakes.
 struct SleepDecide {
   StepParams p;
-  const int* island;
+  const int* rest;
+  const int* label;
   SMASH_HD void operator()(int b) const {
     BodyData body = p.bodies[b];
-    if (applySleep(body, sleepDecision(p.sleep, body.asleep != 0, island[b]))) p.bodies[b] = body;
+    const SleepChange change = sleepDecision(p.sleep, body.asleep != 0, rest[b]);
+    if (change == SleepChange::FallAsleep) body.island = label[b];
+    if (applySleep(body, change)) p.bodies[b] = body;
   }
 };
 

@@ -97,9 +97,10 @@ std::vector<bool> ReferenceWorld::updateSleep(const std::vector<std::pair<std::s
   if (!s.enabled) return fellAsleep;
   std::vector<char> touches(n, 0);
   for (const auto& [a, b] : touching) touches[a] = touches[b] = 1;
-  std::vector<int> island(n), next(n);
+  std::vector<int> island(n), next(n), label(n), nextLabel(n);
   for (std::size_t b = 0; b < n; ++b) {
     BodyState& body = bodies_[b];
+    label[b] = body.asleep ? body.island : static_cast<int>(b);
     if (!body.asleep) {
       const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
       // The backends' bounding radius, rounded up as they store it.
@@ -113,19 +114,24 @@ std::vector<bool> ReferenceWorld::updateSleep(const std::vector<std::pair<std::s
     island[b] = body.restSteps;
   }
   if (!touching.empty())
-    for (int k = 0; k < kIslandPasses; ++k) {
+    for (int k = 0; k < kIslandPasses; ++k) {  // least steps at rest and least label, as IslandMinimum
       next = island;
+      nextLabel = label;
       for (const auto& [a, b] : touching) {
         next[a] = std::min(next[a], island[b]);
         next[b] = std::min(next[b], island[a]);
+        nextLabel[a] = std::min(nextLabel[a], label[b]);
+        nextLabel[b] = std::min(nextLabel[b], label[a]);
       }
       island.swap(next);
+      label.swap(nextLabel);
     }
   for (std::size_t b = 0; b < n; ++b) {
     BodyState& body = bodies_[b];
     switch (sleepDecision(s, body.asleep, island[b])) {
       case SleepChange::FallAsleep:
         body.asleep = true;
+        body.island = label[b];
         body.velocity = glm::dvec3(0.0);
         body.angularVelocity = glm::dvec3(0.0);
         fellAsleep[b] = true;
@@ -465,6 +471,20 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
     if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
   }
   touchingPairs_ = pairs.size();
+  // A sleeping island touched by a body awake at the step's start wakes whole before the solve,
+  // from its poses at rest (math/sleep.h; the backends' MarkTouchedIslands and WakeIslands).
+  {
+    std::vector<char> touchedIsland(n, 0);
+    for (const Pair& pair : pairs) {
+      if (bodies_[pair.a].asleep && !start[pair.b].asleep) touchedIsland[bodies_[pair.a].island] = 1;
+      if (bodies_[pair.b].asleep && !start[pair.a].asleep) touchedIsland[bodies_[pair.b].island] = 1;
+    }
+    for (BodyState& body : bodies_)
+      if (body.asleep && touchedIsland[body.island]) {
+        body.asleep = false;
+        body.restSteps = 0;
+      }
+  }
   // Which pairs each body is in (in pair order, which is sorted by (a, b)).
   std::vector<std::vector<std::size_t>> pairsOf(n);
   for (std::size_t p = 0; p < pairs.size(); ++p) {

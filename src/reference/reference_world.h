@@ -29,6 +29,7 @@ struct BodyState {
   glm::dvec3 angularVelocity{0.0};
   int restSteps = 0;    ///< steps supported and at rest (math/sleep.h)
   bool asleep = false;  ///< not stepped, static for the bodies that touch it
+  int island = 0;       ///< while asleep: the island it fell asleep with (its least body index)
 };
 
 class ReferenceWorld {
