@@ -1,4 +1,4 @@
-// Sleeping (docs/physics.md §6.4, docs/solver.md "Sleeping"): bodies at rest stop being
+// Sleeping (docs/physics.md §9, docs/solver.md "Sleeping"): bodies at rest stop being
 // stepped and wake when something touches them, after Box2D v3 (solver sets, b2_timeToSleep)
 // and Jolt (a point-velocity threshold). The same functions, in double for the reference and in
 // float for every backend:
@@ -12,9 +12,10 @@
 // (velocities zeroed), and a sleeping body whose island minimum is below it — an awake body that
 // has not been at rest that long touches it — wakes with its count reset to 0. The minimum is
 // relaxed over touching pairs kIslandPasses times (double-buffered, the same on every backend and
-// in the reference): islands wider than that are handled in parts, and a woken part wakes its
-// neighbours on the next steps. Pairs of two sleeping bodies are not tested (no contact points),
-// so waking spreads one contact per step through a sleeping pile.
+// in the reference), together with the least body index, which a body keeps as its island label
+// while asleep: islands wider than that are handled in parts. Pairs of two sleeping bodies are not
+// tested (no contact points); a sleeping body touched by an awake one wakes its whole island
+// (label) before the solve.
 //
 // A sleeping body is static for the awake bodies that touch it (zero inverse mass and inertia,
 // zero velocity): it is not integrated, gathers no contacts and is not projected.

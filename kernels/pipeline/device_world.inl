@@ -633,13 +633,9 @@ class DeviceWorld final : public World {
     if (p.sleep.enabled)
       stage(kSleep, [&] {
         launch("SleepSteps", nb, SleepSteps{p}, nb * (2 * BD + 12) + 2 * pairs * 4);
-        int* rest[2] = {p.islandRest, p.islandRestScratch};
-        int* label[2] = {p.islandLabel, p.islandLabelScratch};
         for (int k = 0; k < kIslandPasses; ++k)
-          launch("IslandMinimum", nb,
-                 IslandMinimum{p, rest[k % 2], rest[(k + 1) % 2], label[k % 2], label[(k + 1) % 2]},
-                 nb * 16.0 + 2 * pairs * 16.0);
-        launch("SleepDecide", nb, SleepDecide{p, rest[kIslandPasses % 2], label[kIslandPasses % 2]}, nb * (BD + 8.0));
+          launch("IslandMinimum", nb, IslandMinimum{p, k}, nb * 16.0 + 2 * pairs * 16.0);
+        launch("SleepDecide", nb, SleepDecide{p}, nb * (BD + 8.0));
       });
     // This step's contacts become the next step's warm start.
     previousPairKeys_.swap(pairKeys_);

@@ -1514,14 +1514,16 @@ struct SleepSteps {
 };
 
 /// 2: one relaxation pass — the least steps at rest and the least label over the body and its
-/// touching partners (double-buffered).
+/// touching partners, double-buffered: pass k reads the scratch buffers when k is odd.
 struct IslandMinimum {
   StepParams p;
-  const int* restFrom;
-  int* restTo;
-  const int* labelFrom;
-  int* labelTo;
+  int pass;
   SMASH_HD void operator()(int b) const {
+    const bool odd = pass % 2 == 1;
+    const int* restFrom = odd ? p.islandRestScratch : p.islandRest;
+    const int* labelFrom = odd ? p.islandLabelScratch : p.islandLabel;
+    int* restTo = odd ? p.islandRest : p.islandRestScratch;
+    int* labelTo = odd ? p.islandLabel : p.islandLabelScratch;
     int rest = restFrom[b], label = labelFrom[b];
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
@@ -1536,15 +1538,14 @@ struct IslandMinimum {
 };
 
 /// 3: the island falls asleep (each body keeping its label as its island), or a sleeping body
-/// wakes.
+/// wakes. After kIslandPasses passes (even), the result is in islandRest / islandLabel.
 struct SleepDecide {
   StepParams p;
-  const int* rest;
-  const int* label;
   SMASH_HD void operator()(int b) const {
+    static_assert(kIslandPasses % 2 == 0, "the last relaxation pass writes islandRest");
     BodyData body = p.bodies[b];
-    const SleepChange change = sleepDecision(p.sleep, body.asleep != 0, rest[b]);
-    if (change == SleepChange::FallAsleep) body.island = label[b];
+    const SleepChange change = sleepDecision(p.sleep, body.asleep != 0, p.islandRest[b]);
+    if (change == SleepChange::FallAsleep) body.island = p.islandLabel[b];
     if (applySleep(body, change)) p.bodies[b] = body;
   }
 };
