@@ -2,6 +2,7 @@
 // CPU backends, stacks and piles, mesh colliders, and the failure modes (overflow, missing field).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -11,6 +12,7 @@
 #include "math/rotation.h"
 #include "math/sdf.h"
 #include "reference/reference_world.h"
+#include "reference/resting_lcp.h"
 #include "scene/run_checks.h"
 #include "test_util.h"
 #include "world/world.h"
@@ -254,6 +256,72 @@ std::string stackAndSlider(const std::string& method, double from, double speed)
 }
 }  // namespace
 
+TEST_CASE("resting contacts: a stack's impulses converge to the exact LCP solution", "[bodies][physics][stack][oracle]") {
+  // Issue 11 item 3 (seed 001 §9, resting contact): the resting contact forces of a small scene
+  // solved exactly — the LCP of the last step's contact points, projected Gauss–Seidel in double
+  // to convergence with true masses (src/reference/resting_lcp.h) — are the oracle for what the
+  // iterative solver (Jacobi rounds with mass splitting, warm starting, shock propagation)
+  // settles to on a resting stack, per pair. The oracle itself is checked against statics: each
+  // pair carries the weight above it, h g Σ m (a stack at rest), whatever the mass ratios.
+  struct Case {
+    std::vector<double> masses;
+    const char* method;
+  };
+  const Case cases[] = {{{1, 1, 1, 1, 1}, "shape_matching"}, {{1, 10, 100}, "shape_matching"},
+                        {{1, 10, 100}, "impulse"}, {{1, 100}, "impulse"}, {{100, 1, 1}, "shape_matching"}};
+  for (const Case& c : cases) {
+    Scene scene = sceneFromJson(heavyStack(c.masses, 0.2, c.method, 0.2));
+    scene.solver.sleep = false;  // a sleeping stack has no contacts to compare
+    const double h = scene.stepDt(), g = -scene.gravity.y;
+    std::vector<double> mass;
+    for (const Body& b : scene.bodies) mass.push_back(scene.shapes[b.shape].totalMass);
+    ReferenceWorld ref(scene);
+    auto world = World::create(Backend::Omp, scene);
+    for (int n = 0; n < 300; ++n) {  // 5 s: settled (the heavy-on-light test holds them for 3,000 steps)
+      ref.step();
+      world->step();
+    }
+    LcpResult report;
+    const std::vector<PairNormalImpulse> oracle = restingOracle(ref, &report);
+    auto byPair = [](const std::vector<PairNormalImpulse>& totals) {
+      std::map<std::pair<std::size_t, std::size_t>, double> m;
+      for (const PairNormalImpulse& t : totals) m[{t.a, t.b}] = t.normal;
+      return m;
+    };
+    const auto exact = byPair(oracle), iterative = byPair(lastPairImpulses(ref)), omp = byPair(world->lastPairImpulses());
+    INFO(c.method << ", masses " << c.masses.front() << ".." << c.masses.back() << ": oracle " << report.sweeps
+                  << " sweeps, violation " << report.worstViolation << " m/s, complementarity "
+                  << report.worstComplementarity);
+    // Solved to 10 µm/s at worst (the 1:10:100 stacks: ~1e-6 m/s after 40,000 sweeps; the others
+    // converge to 1e-10 m/s), and checked against statics below.
+    CHECK(report.worstViolation < 1e-5);  // m/s
+    REQUIRE(exact.size() == c.masses.size());  // each box on the one below, the bottom on the ground
+    for (std::size_t k = 0; k < c.masses.size(); ++k) {
+      // Pair (k − 1, k) — or the ground under body 0 — carries bodies k and above.
+      double above = 0;
+      for (std::size_t j = k; j < mass.size(); ++j) above += mass[j];
+      const double statics = above * g * h * scene.linearDamping;
+      const std::pair<std::size_t, std::size_t> key = k == 0 ? std::make_pair(std::size_t(0), std::size_t(SIZE_MAX))
+                                                             : std::make_pair(k - 1, k);
+      REQUIRE(exact.count(key) == 1);
+      INFO("support of body " << k << ": statics " << statics << ", oracle " << exact.at(key) << ", reference "
+                              << (iterative.count(key) ? iterative.at(key) : -1) << ", omp "
+                              << (omp.count(key) ? omp.at(key) : -1) << " N s");
+      CHECK(exact.at(key) == Approx(statics).epsilon(1e-4));  // the stack is at rest to ~1e-6 m/s, not exactly
+      REQUIRE(iterative.count(key) == 1);
+      REQUIRE(omp.count(key) == 1);
+      // The double reference: within 1% (measured: 0.7% on the equal stack, 1e-5 with mass ratios).
+      CHECK(iterative.at(key) == Approx(exact.at(key)).epsilon(0.01));
+      // Float (OpenMP), shape matching: within 5% (measured: 2.5-3.8% low on the equal stack, 1e-6
+      // with mass ratios). Not met, so not checked: the impulse method in float on the 1:10:100 and
+      // 1:100 stacks, whose lower supports carry up to 35% less than the oracle while the stack
+      // rests — shock propagation solves a carried body against a static carrier, so the load the
+      // carried body's contacts record is not all felt by the carrier (docs/solver.md).
+      if (std::string(c.method) == "shape_matching") CHECK(omp.at(key) == Approx(exact.at(key)).epsilon(0.05));
+    }
+  }
+}
+
 TEST_CASE("sleeping: a stack falls asleep, stays put, wakes when a body slides into it, sleeps again", "[bodies][physics][sleep]") {
   // Issue 11 item 3 (Box2D / Bullet behaviour): an island at rest stops being stepped, and an
   // awake body that touches it wakes it before the impact is solved — so the slider pushes the
@@ -312,12 +380,46 @@ TEST_CASE("sleeping: a stack falls asleep, stays put, wakes when a body slides i
       CHECK(on.stackAsleep < on.impact);
       CHECK(on.asleepBeforeImpact == 3);  // the stack slept, the slider did not
       CHECK(off.pushed > 0.005);
-      CHECK(std::abs(on.pushed - off.pushed) < 0.25 * off.pushed);  // woken in time, pushed as far
+      // Woken in time, pushed as far: measured 2-10% less than with sleeping off (the woken boxes
+      // miss the step's gravity once); woken only after the impact step it stopped dead (0), woken
+      // one contact per step it went 28% farther (the boxes above still asleep did not weigh on it).
+      CHECK(std::abs(on.pushed - off.pushed) < 0.15 * off.pushed);
       CHECK(on.deepest < 0.02);
       CHECK(on.asleepAtEnd == 4);  // all at rest again
       CHECK(on.speedAtEnd == 0.0);
       CHECK(off.asleepAtEnd == 0);
     }
+}
+
+TEST_CASE("sleeping: both layouts wake the same, and a state saved before the impact resumes through it bit for bit", "[bodies][sleep][determinism]") {
+  for (const char* method : {"shape_matching", "impulse"}) {
+    INFO(method);
+    const Scene scene = sceneFromJson(stackAndSlider(method, 1.5, 1.985));
+    auto perBody = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
+    auto perParticle = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
+    std::vector<std::uint8_t> saved;
+    std::int64_t fewestAsleep = 4;
+    for (int n = 1; n <= 150; ++n) {
+      perBody->step();
+      perParticle->step();
+      if (n > 40) fewestAsleep = std::min(fewestAsleep, perBody->sleepingBodies());
+      if (n == 40) {
+        CHECK(perBody->sleepingBodies() == 3);  // the stack asleep, the slider on its way
+        saved = perBody->saveState();
+      }
+      if (n % 10 == 0) {
+        const bool same = perBody->saveState() == perParticle->saveState();
+        INFO("step " << n);
+        REQUIRE(same);
+      }
+    }
+    CHECK(fewestAsleep == 0);  // the slider woke the stack
+    auto resumed = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
+    resumed->loadState(saved, "state at step 40");
+    for (int n = 41; n <= 150; ++n) resumed->step();
+    const bool same = resumed->saveState() == perBody->saveState();
+    CHECK(same);
+  }
 }
 
 TEST_CASE("sleeping: only supported bodies at rest sleep; settings", "[bodies][physics][sleep]") {
@@ -335,7 +437,7 @@ TEST_CASE("sleeping: only supported bodies at rest sleep; settings", "[bodies][p
   // "sleep": false keeps every body awake; a long sleep_time delays it.
   Scene stack = loadScene(test::sourcePath("scenes/box_stack.json"));
   for (bool on : {true, false})
-    for (double time : {0.5, 3.0}) {
+    for (double time : {0.0, 0.5, 3.0}) {
       stack.solver.sleep = on;
       stack.solver.sleepTime = time;
       INFO("sleep " << on << ", sleep_time " << time);
@@ -353,7 +455,7 @@ TEST_CASE("sleeping: only supported bodies at rest sleep; settings", "[bodies][p
         CHECK(firstAsleep < 0);
         CHECK(refFirstAsleep < 0);
       } else {
-        CHECK(firstAsleep >= static_cast<int>(std::lround(time / stack.stepDt())));  // at least sleep_time at rest
+        CHECK(firstAsleep >= std::max(1, static_cast<int>(std::lround(time / stack.stepDt()))));  // at least sleep_time at rest
         CHECK(std::abs(firstAsleep - refFirstAsleep) <= 2);  // float and double agree on when
       }
     }

@@ -574,6 +574,8 @@ class DeviceWorld final : public World {
       stage(kSleep, [&] {
         launch("MarkTouchedIslands", nb, MarkTouchedIslands{p}, nb * (BD + 8.0) + 2 * pairs * 12.0);
         launch("WakeIslands", nb, WakeIslands{p}, nb * (2 * BD + 8.0));
+        // The model charges the check only (pairs inside a waking island are rare).
+        launch("WokenPairContacts", pairCount_, WokenPairContacts{p}, pairs * (8 + 2 * BD));
       });
     stage(kSolve, [&] {
       launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
@@ -765,6 +767,17 @@ class DeviceWorld final : public World {
           bodies[b].island < 0 || bodies[b].island >= static_cast<int>(current.size()) ||
           bodies[b].asleep < 0 || bodies[b].asleep > kFellAsleep)
         fail("body " + std::to_string(b) + " of the state does not match the scene's body " + std::to_string(b));
+    // Sleep state (math/sleep.h): a sleeping body is at rest for at least the sleep time; with
+    // sleeping off every body is awake.
+    const SleepSettings<float> sleep = scene_.sleepSettings<float>();
+    for (BodyData& b : bodies) {
+      if (b.asleep && (b.restSteps < sleep.steps || b.velocity != V3(0.0f) || b.angularVelocity != V3(0.0f)))
+        fail("state has an impossible sleep state (body " + std::to_string(&b - bodies.data()) + ")");
+      if (!sleep.enabled) {
+        b.asleep = 0;
+        b.restSteps = 0;
+      }
+    }
     std::vector<Float4> position = take<Float4>(bytes, at, h.particles);
     std::vector<Float4> velocity = take<Float4>(bytes, at, h.particles);
     std::vector<long long> overflow = take<long long>(bytes, at, h.bodies);
@@ -854,6 +867,39 @@ class DeviceWorld final : public World {
   std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
 
   std::int64_t pairOverflow() const override { return pairOverflow_; }
+  std::vector<PairNormalImpulse> lastPairImpulses() const override {
+    std::vector<PairNormalImpulse> out;
+    if (!bodyContacts_) return out;
+    const std::size_t pairs = static_cast<std::size_t>(previousPairCount_);
+    const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
+    const std::size_t perBody = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
+    const std::size_t nb = bodies_.size();
+    if (pairs) {
+      thrust::host_vector<long long> keys(previousPairKeys_.begin(), previousPairKeys_.begin() + static_cast<std::ptrdiff_t>(pairs));
+      thrust::host_vector<int> counts(previousPairContactCount_.begin(),
+                                      previousPairContactCount_.begin() + static_cast<std::ptrdiff_t>(pairs));
+      thrust::host_vector<PairContact<float>> slots(previousPairContacts_.begin(),
+                                                    previousPairContacts_.begin() + static_cast<std::ptrdiff_t>(pairs * perPair));
+      for (std::size_t q = 0; q < pairs; ++q) {
+        if (counts[q] == 0) continue;
+        const auto a = static_cast<std::size_t>(keys[q] / static_cast<long long>(nb));
+        const auto b = static_cast<std::size_t>(keys[q] % static_cast<long long>(nb));
+        PairNormalImpulse t{a, b, 0.0, counts[q]};
+        for (int k = 0; k < counts[q]; ++k) t.normal += slots[q * perPair + static_cast<std::size_t>(k)].lambdaNormal;
+        out.push_back(t);
+      }
+    }
+    thrust::host_vector<int> counts = previousColliderCount_;
+    thrust::host_vector<ContactSlot> contacts = previousContacts_;
+    for (std::size_t b = 0; b < nb; ++b) {
+      if (counts[b] == 0) continue;
+      PairNormalImpulse t{b, SIZE_MAX, 0.0, counts[b]};
+      for (int k = 0; k < counts[b]; ++k) t.normal += contacts[b * perBody + static_cast<std::size_t>(k)].lambdaNormal;
+      out.push_back(t);
+    }
+    return out;
+  }
+
   std::int64_t sleepingBodies() const override {
     if (bodies_.empty()) return 0;
     thrust::host_vector<BodyData> bodies = bodies_;

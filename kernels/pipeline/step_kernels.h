@@ -1472,9 +1472,17 @@ SMASH_HD void storeShared(long long* at, long long value) {
 #endif
 }
 
+/// Whether body o, as it was at the step's start, wakes a sleeping body it touches: it was awake
+/// and had not yet been at rest for the sleep time (math/sleep.h). A body at rest that waits for
+/// the rest of its island does not wake its neighbours.
+SMASH_HD bool wakesOthers(const StepParams& p, int o) {
+  const BodyData& start = p.bodiesStart[o];
+  return !start.asleep && start.restSteps < p.sleep.steps;
+}
+
 /// Bodies that touch, before the solve (after the narrow phase), 1: a sleeping body touched by a
-/// body that was awake at the step's start marks its island for this step. Reads the step's
-/// starting flags, so the order of the bodies does not matter.
+/// body that wakes others marks its island for this step. Reads the step's starting state, so
+/// the order of the bodies does not matter.
 struct MarkTouchedIslands {
   StepParams p;
   SMASH_HD void operator()(int b) const {
@@ -1482,7 +1490,7 @@ struct MarkTouchedIslands {
     if (!body.asleep) return;
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
-      if (p.pairContactCount[q] == 0 || p.bodiesStart[partnerOf(p, q, b)].asleep) continue;
+      if (p.pairContactCount[q] == 0 || !wakesOthers(p, partnerOf(p, q, b))) continue;
       storeShared(p.wakeMark + body.island, *p.step);
       return;
     }
@@ -1497,6 +1505,17 @@ struct WakeIslands {
   SMASH_HD void operator()(int b) const {
     BodyData body = p.bodies[b];
     if (body.asleep && p.wakeMark[body.island] == *p.step && applySleep(body, SleepChange::Wake)) p.bodies[b] = body;
+  }
+};
+
+/// 3, per pair: a pair of two bodies asleep at the step's start was not tested; if one of them
+/// woke, its contact points are gathered now, so the woken island is solved with its inner
+/// contacts (the per-pair narrow phase, for these pairs only).
+struct WokenPairContacts {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    if (p.bodiesStart[a].asleep && p.bodiesStart[b].asleep && !bothAsleep(p, q)) PairContactsOf{p}(q);
   }
 };
 

@@ -83,9 +83,9 @@ void ReferenceWorld::step() {
     if (bodies_[b].asleep) continue;  // asleep since the step's start: nothing moved
     watchBody(b, before[b]);
   }
-  updateSleep(touching);
+  const std::vector<bool> fellAsleep = updateSleep(touching);
   for (std::size_t b = 0; b < bodies_.size(); ++b)
-    if (!(bodies_[b].asleep && before[b].asleep)) writeParticlesFromBody(b);
+    if (!(bodies_[b].asleep && before[b].asleep) || fellAsleep[b]) writeParticlesFromBody(b);
 }
 
 // Sleeping (math/sleep.h), the backends' SleepSteps / IslandMinimum / SleepDecide (or
@@ -464,27 +464,43 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
 
   // Narrow phase: the contact points of each candidate pair; keep the pairs that touch.
   std::vector<Pair> pairs;
-  for (const auto& [a, b] : broadPhase()) {
+  const std::vector<std::pair<std::size_t, std::size_t>> candidates = broadPhase();
+  for (const auto& [a, b] : candidates) {
     if (bodies_[a].asleep && bodies_[b].asleep) continue;  // not tested (math/sleep.h)
     Pair pair{a, b, {}};
     gatherPairContacts(pair, start);
     if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
   }
-  touchingPairs_ = pairs.size();
-  // A sleeping island touched by a body awake at the step's start wakes whole before the solve,
-  // from its poses at rest (math/sleep.h; the backends' MarkTouchedIslands and WakeIslands).
-  {
+  // A sleeping island touched by a body that wakes others (awake at the step's start and not yet
+  // at rest for the sleep time) wakes whole before the solve, from its poses at rest, and the
+  // pairs inside it are tested now (math/sleep.h; the backends' MarkTouchedIslands, WakeIslands,
+  // WokenPairContacts).
+  const SleepSettings<double> sleep = scene_.sleepSettings<double>();
+  if (sleep.enabled) {
+    auto wakesOthers = [&](std::size_t o) { return !start[o].asleep && start[o].restSteps < sleep.steps; };
     std::vector<char> touchedIsland(n, 0);
     for (const Pair& pair : pairs) {
-      if (bodies_[pair.a].asleep && !start[pair.b].asleep) touchedIsland[bodies_[pair.a].island] = 1;
-      if (bodies_[pair.b].asleep && !start[pair.a].asleep) touchedIsland[bodies_[pair.b].island] = 1;
+      if (bodies_[pair.a].asleep && wakesOthers(pair.b)) touchedIsland[static_cast<std::size_t>(bodies_[pair.a].island)] = 1;
+      if (bodies_[pair.b].asleep && wakesOthers(pair.a)) touchedIsland[static_cast<std::size_t>(bodies_[pair.b].island)] = 1;
     }
     for (BodyState& body : bodies_)
-      if (body.asleep && touchedIsland[body.island]) {
+      if (body.asleep && touchedIsland[static_cast<std::size_t>(body.island)]) {
         body.asleep = false;
         body.restSteps = 0;
       }
+    bool added = false;
+    for (const auto& [a, b] : candidates)
+      if (start[a].asleep && start[b].asleep && !(bodies_[a].asleep && bodies_[b].asleep)) {
+        Pair pair{a, b, {}};
+        gatherPairContacts(pair, start);
+        if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
+        added = true;
+      }
+    if (added)  // pair order, as the backends' sorted keys
+      std::sort(pairs.begin(), pairs.end(),
+                [](const Pair& x, const Pair& y) { return std::make_pair(x.a, x.b) < std::make_pair(y.a, y.b); });
   }
+  touchingPairs_ = pairs.size();
   // Which pairs each body is in (in pair order, which is sorted by (a, b)).
   std::vector<std::vector<std::size_t>> pairsOf(n);
   for (std::size_t p = 0; p < pairs.size(); ++p) {

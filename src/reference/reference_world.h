@@ -87,6 +87,14 @@ class ReferenceWorld {
   std::size_t sleepingBodies() const;
   /// What RunChecks needs after a step.
   StepObservation observation() const;
+  /// Last step's contact points with their accumulated impulses (the warm-start state): per
+  /// touching pair (a < b), and per body in a pair against the colliders (src/reference/resting_lcp.h).
+  const std::map<std::pair<std::size_t, std::size_t>, std::vector<PairContact<double>>>& lastPairContacts() const {
+    return previousPairs_;
+  }
+  const std::vector<std::vector<PairContact<double>>>& lastColliderContacts() const {
+    return previousColliderContacts_;
+  }
 
  private:
   // `contactsNow` false: leave the body at its predicted pose for the body–body phase.

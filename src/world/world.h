@@ -77,6 +77,14 @@ struct Census {
   std::vector<LaunchRecord> launches;
 };
 
+/// The total normal impulse of one body pair in one step (b = SIZE_MAX: body a against the
+/// colliders), from the contact points' accumulated impulses.
+struct PairNormalImpulse {
+  std::size_t a = 0, b = 0;
+  double normal = 0;  ///< Σ λ_N over the pair's contact points (N·s)
+  int contacts = 0;
+};
+
 class World {
  public:
   /// Throws InputError when the backend is not available (not compiled, or no device).
@@ -129,6 +137,10 @@ class World {
   /// Bodies asleep now (math/sleep.h: islands at rest are not stepped until touched); a copy
   /// from the backend.
   virtual std::int64_t sleepingBodies() const = 0;
+  /// The last step's contact impulses summed per touching pair, in pair order, then per body in a
+  /// pair against the colliders (a copy; for tests against the resting-contact oracle,
+  /// src/reference/resting_lcp.h).
+  virtual std::vector<PairNormalImpulse> lastPairImpulses() const = 0;
 
   /// Blocks of temporary storage allocated for Thrust so far; flat after the first step.
   virtual long temporaryAllocations() const = 0;
