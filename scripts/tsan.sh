@@ -4,7 +4,8 @@
 # CUDA backend runs — and TSan, with LLVM's OpenMP runtime and its Archer tool (which tells TSan
 # about OpenMP's own synchronisation), reports any two iterations that touch the same memory
 # without order. Runs the parity tests (every stage against the reference, independent bodies
-# and body–body contacts) and the 100-body pile, on OpenMP per-particle only
+# and body–body contacts), the 100-body pile and a sleeping stack woken by a slider (the island
+# marks several threads store), on OpenMP per-particle only
 # (SMASH_TEST_PER_PARTICLE_ONLY, SMASH_STEP_STRATEGY), and the swept-contact unit tests. Any
 # report fails the run (halt_on_error). About 10 minutes on the 2-core VM.
 set -euo pipefail
@@ -31,7 +32,7 @@ fi
 echo "== tsan: the canary's race is reported"
 cd build/tsan
 # One process per group, so a report names the tests it came from.
-for tags in "[parity]" "[bodies][pile]" "swept samples*"; do
+for tags in "[parity]" "[bodies][pile]" "swept samples*" "sleeping: a stack falls asleep*"; do
   echo "== tsan: smash_tests \"$tags\""
   ./tests/smash_tests "$tags" --order decl
 done
