@@ -434,6 +434,29 @@ TEST_CASE("sleeping: only supported bodies at rest sleep; settings", "[bodies][p
     const auto poses = trajectory(sceneFromJson(spinning), backend, 1000);
     CHECK(glm::length(glm::dvec3(poses.back()[0].angularVelocity)) > 0.04);
   }
+  // Found by a hostile test: a body near the floor but not on it was "supported" (a collider
+  // within its bounding radius) and slept where it was — hovering 2.7 cm up in weak gravity
+  // (0.05 m/s², released at rest), or frozen at the apex of a 0.3 m/s hop with sleep_time 0.
+  // Now the time at rest is at least 2 sleep_speed / |g|, longer than a falling body stays slow;
+  // each must land where it does with sleeping off.
+  auto hop = [](double gravity, double y, double vy, double sleepTime) {
+    std::ostringstream j;
+    j << R"({"dt": 0.016666666666666667, "frames": 300, "gravity": [0, )" << -gravity << R"(, 0],
+      "solver": {"sleep_time": )" << sleepTime << R"(}, "materials": {"default": {"restitution": 0, "friction": 0.5}},
+      "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+      "shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2, "sampling": {"mode": "surface", "count": 100, "seed": 3}}},
+      "bodies": [{"shape": "box", "position": [0, )" << y << R"(, 0], "velocity": [0, )" << vy << R"(, 0]}]})";
+    return sceneFromJson(j.str());
+  };
+  for (const Scene& base : {hop(0.05, 0.13, 0.0, 0.5), hop(9.8, 0.1, 0.3, 0.0)})
+    for (const char* backend : {"reference", "omp"}) {
+      Scene off = base;
+      off.solver.sleep = false;
+      const double landed = trajectory(off, backend, 300).back()[0].centre.y;
+      const double y = trajectory(base, backend, 300).back()[0].centre.y;
+      INFO(backend << ", gravity " << -base.gravity.y << ": ends at y " << y << ", with sleeping off " << landed);
+      CHECK(std::abs(y - landed) < 1e-3);
+    }
   // "sleep": false keeps every body awake; a long sleep_time delays it.
   Scene stack = loadScene(test::sourcePath("scenes/box_stack.json"));
   for (bool on : {true, false})

@@ -3,6 +3,7 @@
 // the file and the field; nothing is ever half-loaded.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -142,14 +143,20 @@ struct Scene {
   /// free fall from rest, the depth a resting body sinks per step).
   double contactMargin() const;
   /// The solver's sleep settings as the kernels and the reference use them (math/sleep.h): the
-  /// sleep time in whole steps, at least 1.
+  /// sleep time in whole steps, and at least one step more than a body falling freely can stay
+  /// below sleep_speed (its speed changes by |g| h a step: ⌊2 sleep_speed / (|g| h)⌋ + 2), so
+  /// neither an apex nor a slow fall in weak gravity passes for rest. Without gravity nothing
+  /// sleeps: a body at rest cannot be told from one drifting slowly.
   template <class T>
   SleepSettings<T> sleepSettings() const {
     SleepSettings<T> s;
-    s.enabled = solver.sleep;
+    const double g = std::sqrt(gravity.x * gravity.x + gravity.y * gravity.y + gravity.z * gravity.z);
+    s.enabled = solver.sleep && g > 0;
     s.speed = static_cast<T>(solver.sleepSpeed);
-    const double steps = std::ceil(solver.sleepTime / stepDt() - 1e-9);
-    s.steps = steps < 1 ? 1 : steps > 1e9 ? 1000000000 : static_cast<int>(steps);
+    const double h = stepDt();
+    const double steps = std::max(std::ceil(solver.sleepTime / h - 1e-9),
+                                  g > 0 ? std::floor(2 * solver.sleepSpeed / (g * h)) + 2 : 1.0);
+    s.steps = !(steps < 1e9) ? 1000000000 : static_cast<int>(steps);
     return s;
   }
   /// Whether steps look for body–body contacts: enabled, more than one body, every shape baked.
