@@ -423,8 +423,8 @@ TEST_CASE("sleeping: both layouts wake the same, and a state saved before the im
 }
 
 TEST_CASE("sleeping: only supported bodies at rest sleep; settings", "[bodies][physics][sleep]") {
-  // A slow spin in zero gravity, far from anything, is motion, not rest: it never sleeps and
-  // keeps its rotation (math/sleep.h: supported bodies only).
+  // A slow spin in zero gravity is motion, not rest: it never sleeps and keeps its rotation
+  // (without gravity nothing sleeps: Scene::sleepSettings).
   const std::string spinning = R"({"dt": 0.016666666666666667, "frames": 1000, "gravity": [0, 0, 0],
     "solver": {"method": "impulse", "sleep_time": 0.1}, "materials": {"default": {}},
     "shapes": {"box": {"mesh": "meshes/box.obj", "scale": [0.1, 0.2, 0.3], "sampling": {"mode": "surface", "count": 300, "seed": 3}}},
@@ -437,8 +437,8 @@ TEST_CASE("sleeping: only supported bodies at rest sleep; settings", "[bodies][p
   // Found by a hostile test: a body near the floor but not on it was "supported" (a collider
   // within its bounding radius) and slept where it was — hovering 2.7 cm up in weak gravity
   // (0.05 m/s², released at rest), or frozen at the apex of a 0.3 m/s hop with sleep_time 0.
-  // Now the time at rest is at least 2 sleep_speed / |g|, longer than a falling body stays slow;
-  // each must land where it does with sleeping off.
+  // Now the rest must last floor(2 sleep_speed / (|g| h)) + 2 steps, one more than a falling body
+  // can stay that slow; each must land where it does with sleeping off.
   auto hop = [](double gravity, double y, double vy, double sleepTime) {
     std::ostringstream j;
     j << R"({"dt": 0.016666666666666667, "frames": 300, "gravity": [0, )" << -gravity << R"(, 0],
