@@ -21,7 +21,7 @@ std::size_t ReferenceWorld::plannedBytes(const Scene& scene) {
   return particles * (2 * sizeof(glm::dvec3) + 2 * sizeof(glm::vec3)) + scene.bodies.size() * perBody;
 }
 
-ReferenceWorld::ReferenceWorld(Scene scene) : scene_(std::move(scene)) {
+ReferenceWorld::ReferenceWorld(Scene scene) : scene_(std::move(scene)), sleep_(scene_.sleepSettings<double>()) {
   requireBakedShapes(scene_);
   {
     std::size_t particles = 0;
@@ -93,7 +93,7 @@ void ReferenceWorld::step() {
 std::vector<bool> ReferenceWorld::updateSleep(const std::vector<std::pair<std::size_t, std::size_t>>& touching) {
   const std::size_t n = bodies_.size();
   std::vector<bool> fellAsleep(n, false);
-  const SleepSettings<double> s = scene_.sleepSettings<double>();
+  const SleepSettings<double>& s = sleep_;
   if (!s.enabled) return fellAsleep;
   std::vector<char> touches(n, 0);
   for (const auto& [a, b] : touching) touches[a] = touches[b] = 1;
@@ -102,9 +102,7 @@ std::vector<bool> ReferenceWorld::updateSleep(const std::vector<std::pair<std::s
     BodyState& body = bodies_[b];
     label[b] = body.asleep ? body.island : static_cast<int>(b);
     if (!body.asleep) {
-      const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
-      // The backends' bounding radius, rounded up as they store it.
-      const double radius = shape.boundingRadius * (1 + 1e-6) + 1e-6;
+      const double radius = storedRadius(b);
       bool supported = touches[b] != 0;
       for (const auto& collider : scene_.colliders)
         supported = supported ||
@@ -475,9 +473,8 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
   // at rest for the sleep time) wakes whole before the solve, from its poses at rest, and the
   // pairs inside it are tested now (math/sleep.h; the backends' MarkTouchedIslands, WakeIslands,
   // WokenPairContacts).
-  const SleepSettings<double> sleep = scene_.sleepSettings<double>();
-  if (sleep.enabled) {
-    auto wakesOthers = [&](std::size_t o) { return !start[o].asleep && start[o].restSteps < sleep.steps; };
+  if (sleep_.enabled) {
+    auto wakesOthers = [&](std::size_t o) { return !start[o].asleep && start[o].restSteps < sleep_.steps; };
     std::vector<char> touchedIsland(n, 0);
     for (const Pair& pair : pairs) {
       if (bodies_[pair.a].asleep && wakesOthers(pair.b)) touchedIsland[static_cast<std::size_t>(bodies_[pair.a].island)] = 1;
@@ -504,8 +501,9 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
   // Which pairs each body is in (in pair order, which is sorted by (a, b)).
   std::vector<std::vector<std::size_t>> pairsOf(n);
   for (std::size_t p = 0; p < pairs.size(); ++p) {
-    pairsOf[pairs[p].a].push_back(p);
-    pairsOf[pairs[p].b].push_back(p);
+    // A sleeping body is in no pair of its own: static for its partners (math/sleep.h).
+    if (!bodies_[pairs[p].a].asleep) pairsOf[pairs[p].a].push_back(p);
+    if (!bodies_[pairs[p].b].asleep) pairsOf[pairs[p].b].push_back(p);
   }
 
   // Bodies no pair touches: the single-body contact path, exactly as without body contacts.
@@ -553,7 +551,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
   // Adds each body's share of this round's pair and collider impulses to its velocities.
   auto applyRound = [&] {
     for (std::size_t b = 0; b < n; ++b) {
-      if (pairsOf[b].empty() || bodies_[b].asleep) continue;
+      if (pairsOf[b].empty()) continue;
       PairImpulse<double> sum = onBody[b];
       for (std::size_t p : pairsOf[b]) {
         const PairImpulse<double>& j = pairs[p].a == b ? onA[p] : onB[p];
@@ -679,7 +677,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
   // change as well, so contacts act before the position update (semi-implicit Euler): a resting
   // body's fall under gravity during the prediction is taken back here, not left as penetration.
   for (std::size_t b = 0; b < n; ++b) {
-    if (pairsOf[b].empty() || bodies_[b].asleep) continue;
+    if (pairsOf[b].empty()) continue;
     moveWithVelocityChange(bodies_[b].centre, bodies_[b].rotation, bodies_[b].velocity - predicted[b].velocity,
                            bodies_[b].angularVelocity - predicted[b].angularVelocity, h);
     if (!colliderContacts[b].empty()) {  // a bounce on a collider places the body (contact_solver.h)
@@ -712,7 +710,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
     move[pair.b] -= (depth * wb / (wa + wb)) * deepest->normal;
   }
   for (std::size_t b = 0; b < n; ++b) {
-    if (pairsOf[b].empty() || bodies_[b].asleep) continue;
+    if (pairsOf[b].empty()) continue;
     bodies_[b].centre += move[b] / double(split[b]);
     if (withColliders) pushOut(b);
   }
@@ -823,9 +821,7 @@ void ReferenceWorld::averagedImpulse(std::size_t b, const std::vector<PairContac
 // energy (keepRotationEnergy).
 bool ReferenceWorld::awayFromColliders(std::size_t b, const BodyState& start) const {
   if (scene_.bodyContactsActive()) return false;  // a pair is found only after the prediction
-  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
-  // The backends' bounding radius, rounded up as they store it, so both switch at the same place.
-  const double radius = shape.boundingRadius * (1 + 1e-6) + 1e-6;
+  const double radius = storedRadius(b);
   const double reach = contactMargin() + scene_.stepDt() * (glm::length(start.velocity) +
                                                             glm::length(start.angularVelocity) * radius);
   for (const auto& collider : scene_.colliders)
@@ -834,6 +830,11 @@ bool ReferenceWorld::awayFromColliders(std::size_t b, const BodyState& start) co
 }
 
 double ReferenceWorld::contactMargin() const { return scene_.contactMargin(); }
+
+// The backends' bounding radius, rounded up as they store it, so both switch at the same place.
+double ReferenceWorld::storedRadius(std::size_t b) const {
+  return scene_.shapes[scene_.bodies[b].shape].boundingRadius * (1 + 1e-6) + 1e-6;
+}
 
 glm::dquat ReferenceWorld::orientation(std::size_t b) const {
   return quaternionFromRotation(bodies_[b].rotation);

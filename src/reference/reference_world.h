@@ -128,11 +128,14 @@ class ReferenceWorld {
   void averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts);
   void writeParticlesFromBody(std::size_t b);
   double contactMargin() const;
+  /// The backends' (float) bounding radius of body b's shape: rounded up as they store it.
+  double storedRadius(std::size_t b) const;
   bool awayFromColliders(std::size_t b, const BodyState& start) const;
   glm::dmat3 worldInverseInertia(std::size_t b) const;
   ContactMaterial<double> contactMaterial(std::size_t b) const;
 
   Scene scene_;
+  SleepSettings<double> sleep_;  // scene_.sleepSettings, once (math/sleep.h)
   std::vector<BodyState> bodies_;
   std::vector<std::size_t> particleOffset_;  // (nbody + 1): particles of b are [off[b], off[b+1])
   std::vector<glm::dvec3> x_, v_;             // (nparticle) shape matching state

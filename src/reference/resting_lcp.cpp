@@ -136,38 +136,33 @@ std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpRes
   }
   auto friction = [&](std::size_t b) { return scene.materials[scene.bodies[b].material].friction; };
   auto target = [&](double phi) { return phi > 0 ? -phi / h : 0.0; };
+  // The same pairs in the same order as the iterative solver's totals; each contact adds to its
+  // pair's entry.
+  std::vector<PairNormalImpulse> totals = lastPairImpulses(world);
   std::vector<LcpContact> contacts;
-  std::vector<PairNormalImpulse> totals;
-  std::vector<std::size_t> owner;  // the entry of `totals` each contact adds to
-  for (const auto& [pair, points] : world.lastPairContacts()) {
-    totals.push_back({pair.first, pair.second, 0.0, static_cast<int>(points.size())});
-    for (const PairContact<double>& p : points) {
-      LcpContact c;
-      c.a = static_cast<int>(pair.first);
-      c.b = static_cast<int>(pair.second);
-      c.ra = p.ra;
+  std::vector<std::size_t> owner;
+  auto add = [&](std::size_t entry, const PairContact<double>& p, std::size_t a, std::size_t b) {
+    LcpContact c;
+    c.a = static_cast<int>(a);
+    c.ra = p.ra;
+    c.normal = p.normal;
+    c.target = target(p.phi);
+    if (b == SIZE_MAX) {
+      c.friction = friction(a);
+    } else {
+      c.b = static_cast<int>(b);
       c.rb = p.rb;
-      c.normal = p.normal;
-      c.friction = std::sqrt(friction(pair.first) * friction(pair.second));  // the pair's mixing rule
-      c.target = target(p.phi);
-      contacts.push_back(c);
-      owner.push_back(totals.size() - 1);
+      c.friction = std::sqrt(friction(a) * friction(b));  // the pair's mixing rule
     }
-  }
-  const auto& colliderContacts = world.lastColliderContacts();
-  for (std::size_t b = 0; b < colliderContacts.size(); ++b) {
-    if (colliderContacts[b].empty()) continue;
-    totals.push_back({b, SIZE_MAX, 0.0, static_cast<int>(colliderContacts[b].size())});
-    for (const PairContact<double>& p : colliderContacts[b]) {
-      LcpContact c;
-      c.a = static_cast<int>(b);
-      c.ra = p.ra;
-      c.normal = p.normal;
-      c.friction = friction(b);
-      c.target = target(p.phi);
-      contacts.push_back(c);
-      owner.push_back(totals.size() - 1);
-    }
+    contacts.push_back(c);
+    owner.push_back(entry);
+  };
+  for (std::size_t entry = 0; entry < totals.size(); ++entry) {
+    PairNormalImpulse& t = totals[entry];
+    t.normal = 0;
+    const std::vector<PairContact<double>>& points =
+        t.b == SIZE_MAX ? world.lastColliderContacts()[t.a] : world.lastPairContacts().at({t.a, t.b});
+    for (const PairContact<double>& p : points) add(entry, p, t.a, t.b);
   }
   // Highest contacts first (along −g): the weight of a stack then passes down it within one sweep,
   // which PGS otherwise takes a sweep per level and ratio of masses to learn. The order changes
