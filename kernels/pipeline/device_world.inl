@@ -99,9 +99,13 @@ class DeviceWorld final : public World {
   using Vector = typename System::template Vector<T>;
 
  public:
-  DeviceWorld(const Scene& scene, StepStrategy strategy)
-      : scene_(scene),
+  DeviceWorld(const Scene& worldScene, StepStrategy strategy)
+      : origin_(workingOrigin(worldScene)),
+        scene_(translatedScene(worldScene, -origin_)),
         strategy_(strategy == StepStrategy::Auto ? System::kDefaultStrategy : strategy) {
+    // Everything below, and every step, works in the scene moved by −origin_ (docs/physics.md
+    // §10): positions in float relative to the working origin.
+    const Scene& scene = scene_;
     // Every buffer gets its size from describeBuffers, which the memory estimate reads too.
     const BufferSizes sizes = sizesOf(scene, strategy_);
     wideColliderContacts_ = sizes.wideColliderContacts;
@@ -662,7 +666,9 @@ class DeviceWorld final : public World {
     return out;
   }
 
-  // State format, version 3 (2 + each body's sleep state): Header, then nbody BodyData, nparticle positions, nparticle
+  // State format, version 4 (3 + the working origin; 3 added each body's sleep state): Header,
+  // then nbody BodyData (centres relative to the header's origin), nparticle positions (relative
+  // to it too), nparticle
   // velocities, nbody overflow counters, and — when bodies touch — the warm-start state (last
   // step's collider contacts per body and contacts per pair), all native-endian raw bytes.
   struct StateHeader {
@@ -677,9 +683,10 @@ class DeviceWorld final : public World {
     std::uint32_t contactsPerBody, contactsPerPair;
     std::int64_t pairs;            // last step's pairs
     std::int64_t pairOverflow, pairContactOverflow;
+    double origin[3];              // the working origin the positions are relative to
   };
   static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
-  static constexpr std::uint32_t kStateVersion = 3;
+  static constexpr std::uint32_t kStateVersion = 4;
 
   std::size_t warmBytes(std::int64_t pairs) const {
     if (!bodyContacts_) return 0;
@@ -705,6 +712,7 @@ class DeviceWorld final : public World {
     h.pairs = previousPairCount_;
     h.pairOverflow = pairOverflow_;
     h.pairContactOverflow = contactOverflowPairs_;
+    for (int k = 0; k < 3; ++k) h.origin[k] = origin_[k];
     std::vector<std::uint8_t> out;
     append(out, &h, 1);
     appendDevice(out, bodies_);
@@ -780,6 +788,16 @@ class DeviceWorld final : public World {
     }
     std::vector<Float4> position = take<Float4>(bytes, at, h.particles);
     std::vector<Float4> velocity = take<Float4>(bytes, at, h.particles);
+    // Positions relative to the state's origin; a scene whose bodies start elsewhere has another
+    // working origin, and the positions move to it (in double; nothing moves when they agree).
+    const glm::dvec3 stateOrigin(h.origin[0], h.origin[1], h.origin[2]);
+    if (!std::isfinite(stateOrigin.x) || !std::isfinite(stateOrigin.y) || !std::isfinite(stateOrigin.z))
+      fail("state has a non-finite origin");
+    if (stateOrigin != origin_) {
+      const glm::dvec3 shift = stateOrigin - origin_;
+      for (BodyData& b : bodies) b.centre = V3(glm::dvec3(b.centre) + shift);
+      for (Float4& x : position) x = Float4(V3(glm::dvec3(xyz(x)) + shift), x.w);
+    }
     std::vector<long long> overflow = take<long long>(bytes, at, h.bodies);
     std::vector<ContactSlot> colliderContacts;
     std::vector<int> colliderCount, pairContactCount;
@@ -836,7 +854,8 @@ class DeviceWorld final : public World {
     std::vector<BodyPose> out;
     out.reserve(bodies.size());
     for (const BodyData& b : bodies)
-      out.push_back({b.centre, quaternionFromRotation(b.rotation), b.velocity, b.angularVelocity});
+      out.push_back({origin_ + glm::dvec3(b.centre), quaternionFromRotation(b.rotation), b.velocity,
+                     b.angularVelocity});
     return out;
   }
 
@@ -847,7 +866,7 @@ class DeviceWorld final : public World {
     if (bodies_.empty()) return;
     thrust::host_vector<BodyData> bodies = bodies_;
     for (std::size_t b = 0; b < poses.size(); ++b) {
-      bodies[b].centre = poses[b].centre;
+      bodies[b].centre = V3(poses[b].centre - origin_);
       bodies[b].rotation = rotationMatrix(poses[b].rotation);
       bodies[b].velocity = poses[b].velocity;
       bodies[b].angularVelocity = poses[b].angularVelocity;
@@ -863,7 +882,14 @@ class DeviceWorld final : public World {
                      first + static_cast<int>(position_.size()), ProjectParticles{p});
   }
 
-  std::vector<glm::vec3> particlePositions() const override { return xyzOf(position_); }
+  std::vector<glm::vec3> particlePositions() const override {
+    std::vector<glm::vec3> x = xyzOf(position_);
+    if (origin_ != glm::dvec3(0.0))
+      for (glm::vec3& p : x) p = glm::vec3(origin_ + glm::dvec3(p));
+    return x;
+  }
+  glm::dvec3 origin() const override { return origin_; }
+  std::vector<glm::vec3> particlePositionsRelative() const override { return xyzOf(position_); }
   std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
 
   std::int64_t pairOverflow() const override { return pairOverflow_; }
@@ -1228,7 +1254,8 @@ class DeviceWorld final : public World {
     return out;
   }
 
-  Scene scene_;
+  glm::dvec3 origin_;  // the working origin (workingOrigin): declared before scene_, which uses it
+  Scene scene_;        // the scene moved by −origin_
   StepStrategy strategy_;
   Vector<Float4> rest_;
   Vector<ShapeData> shapes_;

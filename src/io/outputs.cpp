@@ -440,7 +440,7 @@ void RunOutputs::addFrame(const FramePoses& poses, bool last) {
     for (std::size_t b = 0; b < poses.centres.size(); ++b) {
       const glm::dvec3& c = poses.centres[b];
       const glm::dquat& q = poses.rotations[b];
-      if (std::fprintf(csv_, "%d,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", poses.frame, poses.time, b, c.x, c.y,
+      if (std::fprintf(csv_, "%d,%.9g,%zu,%.12g,%.12g,%.12g,%.9g,%.9g,%.9g,%.9g\n", poses.frame, poses.time, b, c.x, c.y,
                        c.z, q.w, q.x, q.y, q.z) < 0)
         throw OutputError(published("poses.csv") + ": write failed: " + errnoText());
     }

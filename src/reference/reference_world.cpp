@@ -21,7 +21,8 @@ std::size_t ReferenceWorld::plannedBytes(const Scene& scene) {
   return particles * (2 * sizeof(glm::dvec3) + 2 * sizeof(glm::vec3)) + scene.bodies.size() * perBody;
 }
 
-ReferenceWorld::ReferenceWorld(Scene scene) : scene_(std::move(scene)), sleep_(scene_.sleepSettings<double>()) {
+ReferenceWorld::ReferenceWorld(Scene scene)
+    : scene_(std::move(scene)), sleep_(scene_.sleepSettings<double>()), origin_(workingOrigin(scene_)) {
   requireBakedShapes(scene_);
   {
     std::size_t particles = 0;
@@ -157,7 +158,10 @@ void ReferenceWorld::watchBody(std::size_t b, const BodyState& before) {
   const Watchdog& w = scene_.watchdog;
   BodyState& s = bodies_[b];
   const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
-  const Incident incident = checkBody(s.centre, s.rotation, s.velocity, s.angularVelocity, radius,
+  // The bound is measured from the working origin, as the backends (which hold positions relative
+  // to it) measure it: a scene's bound moves with the scene (docs/physics.md §10).
+  glm::dvec3 relative = s.centre - origin_;
+  const Incident incident = checkBody(relative, s.rotation, s.velocity, s.angularVelocity, radius,
                                       w.worldBound, w.maxSpeed);
   if (incident == Incident::None) return;
   if (incidentStep_[b] < 0) {
@@ -171,7 +175,8 @@ void ReferenceWorld::watchBody(std::size_t b, const BodyState& before) {
     s.velocity = glm::dvec3(0.0);
     s.angularVelocity = glm::dvec3(0.0);
   } else {
-    clampBody(s.centre, s.velocity, s.angularVelocity, radius, w.worldBound, w.maxSpeed);
+    clampBody(relative, s.velocity, s.angularVelocity, radius, w.worldBound, w.maxSpeed);
+    s.centre = origin_ == glm::dvec3(0.0) ? relative : origin_ + relative;  // keeps a −0 as it is
   }
   writeParticlesFromBody(b);
 }

@@ -136,6 +136,7 @@ class ReferenceWorld {
 
   Scene scene_;
   SleepSettings<double> sleep_;  // scene_.sleepSettings, once (math/sleep.h)
+  glm::dvec3 origin_;            // workingOrigin(scene_): the watchdog's bound is measured from it
   std::vector<BodyState> bodies_;
   std::vector<std::size_t> particleOffset_;  // (nbody + 1): particles of b are [off[b], off[b+1])
   std::vector<glm::dvec3> x_, v_;             // (nparticle) shape matching state

@@ -1,6 +1,7 @@
 #include "scene/scene.h"
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -479,6 +480,35 @@ double Scene::contactMargin() const {
   if (solver.contactMargin >= 0) return solver.contactMargin;
   const double h = stepDt();
   return 2.0 * glm::length(gravity) * h * h;
+}
+
+glm::dvec3 workingOrigin(const Scene& scene) {
+  glm::dvec3 lo(std::numeric_limits<double>::infinity()), hi(-std::numeric_limits<double>::infinity());
+  for (const Body& b : scene.bodies) {
+    lo = glm::min(lo, b.position);
+    hi = glm::max(hi, b.position);
+  }
+  if (scene.bodies.empty()) return glm::dvec3(0.0);
+  const glm::dvec3 centre = 0.5 * lo + 0.5 * hi;  // no overflow for coordinates near ±DBL_MAX
+  for (int k = 0; k < 3; ++k)
+    if (!std::isfinite(centre[k])) return glm::dvec3(0.0);
+  if (std::max({std::abs(centre.x), std::abs(centre.y), std::abs(centre.z)}) <= kOriginFreeRadius)
+    return glm::dvec3(0.0);
+  auto lattice = [](double v) { return kOriginGrid * std::nearbyint(v / kOriginGrid); };
+  return glm::dvec3(lattice(centre.x), lattice(centre.y), lattice(centre.z));
+}
+
+Scene translatedScene(const Scene& scene, const glm::dvec3& by) {
+  Scene out = scene;
+  if (by == glm::dvec3(0.0)) return out;
+  for (Body& b : out.bodies) b.position += by;
+  for (Collider<double>& c : out.colliders) {
+    c.point += by;
+    if (c.type == ColliderType::Capsule) c.point2 += by;
+  }
+  if (out.checks.boundsMin) *out.checks.boundsMin += by;
+  if (out.checks.boundsMax) *out.checks.boundsMax += by;
+  return out;
 }
 
 bool Scene::bodyContactsActive() const {

@@ -108,7 +108,8 @@ struct SceneChecks {
 };
 
 /// The state check every step makes (issue "a step that checks its state"): a body whose state is
-/// non-finite, outside |x|,|y|,|z| ≤ worldBound, or faster than maxSpeed (linear, or angular at
+/// non-finite, farther than worldBound from the working origin along any axis (|x − o_x|, ... ≤
+/// worldBound, o = workingOrigin(scene): a scene's bound moves with the scene), or faster than maxSpeed (linear, or angular at
 /// its bounding radius) is an incident, recorded with body and step. Policy Stop leaves the state
 /// as it is and runners stop; Clamp scales speeds down to maxSpeed, moves the centre back inside
 /// the bound, and freezes a non-finite body at its pose from the start of the step.
@@ -162,6 +163,22 @@ struct Scene {
   /// Whether steps look for body–body contacts: enabled, more than one body, every shape baked.
   bool bodyContactsActive() const;
 };
+
+/// The working origin of a scene (docs/physics.md §10): the point the float backends keep every
+/// position relative to, so that a scene far from the world's origin is stepped with the same
+/// float resolution as at the origin. 0 for a scene whose bodies' bounding box is centred within
+/// kOriginFreeRadius of the origin (every scene near the origin keeps its bits); otherwise the
+/// centre of that box rounded to the nearest multiple of kOriginGrid metres (exact in double, so
+/// shifting by it is exact for coordinates within a factor of two of it, and a scene moved by a
+/// multiple of kOriginGrid holds the very coordinates it holds at home). Depends on the bodies'
+/// initial positions only.
+glm::dvec3 workingOrigin(const Scene& scene);
+constexpr double kOriginFreeRadius = 64.0;
+constexpr double kOriginGrid = 16.0;
+
+/// The scene moved by `by`: bodies, colliders and the bounds check (exact in double for a
+/// whole-metre `by` near the coordinates, as workingOrigin's).
+Scene translatedScene(const Scene& scene, const glm::dvec3& by);
 
 /// Reads, validates and builds a scene file (meshes are loaded relative to the file).
 Scene loadScene(const std::string& path);

@@ -202,8 +202,12 @@ void loadStateFile(World& world, const std::string& path) {
 
 StepObservation observe(const World& world, const Scene& scene, std::int64_t step) {
   auto widen = [](const std::vector<glm::vec3>& v) { return std::vector<glm::dvec3>(v.begin(), v.end()); };
-  return observeParticles(step, widen(world.particlePositions()), widen(world.particleVelocities()),
-                          scene.colliders);
+  // Positions in double from the backend's relative floats: far from the origin the float world
+  // coordinates would round penetration depths and bounds to millimetres.
+  std::vector<glm::dvec3> x = widen(world.particlePositionsRelative());
+  const glm::dvec3 o = world.origin();
+  for (glm::dvec3& p : x) p += o;
+  return observeParticles(step, x, widen(world.particleVelocities()), scene.colliders);
 }
 
 double kineticEnergy(const World& world, const Scene& scene) {

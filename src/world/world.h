@@ -43,7 +43,9 @@ Backend parseBackend(const std::string& name);
 bool backendAvailable(Backend b);
 
 struct BodyPose {
-  glm::vec3 centre;
+  /// World coordinates in double: the backends keep positions in float relative to the scene's
+  /// working origin (World::origin()), and the pose adds it back without rounding it away.
+  glm::dvec3 centre;
   glm::quat rotation;
   glm::vec3 velocity;
   glm::vec3 angularVelocity;
@@ -109,8 +111,15 @@ class World {
   /// Replaces every body's pose and velocities (one entry per body) and puts the particles on
   /// the rigid pose with the rigid velocity field; every body is awake afterwards.
   virtual void setPoses(const std::vector<BodyPose>& poses) = 0;
-  /// Particle positions, body after body (body b's particles in its shape's order).
+  /// Particle positions, body after body (body b's particles in its shape's order), in world
+  /// coordinates rounded to float (far from the origin that rounding is coarse: add origin() to
+  /// particlePositionsRelative() in double for full resolution).
   virtual std::vector<glm::vec3> particlePositions() const = 0;
+  /// The scene's working origin (workingOrigin(scene), docs/physics.md §10): every position the
+  /// backend holds is relative to it.
+  virtual glm::dvec3 origin() const = 0;
+  /// Particle positions relative to origin(), as the backend holds them.
+  virtual std::vector<glm::vec3> particlePositionsRelative() const = 0;
   virtual std::vector<glm::vec3> particleVelocities() const = 0;
 
   /// Bodies the watchdog has flagged, each with its first incident (a copy from the backend).
