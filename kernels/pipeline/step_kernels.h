@@ -718,6 +718,13 @@ SMASH_HD bool awayFromColliders(const StepParams& p, const BodyData& b) {
   return true;
 }
 
+/// The angular momentum a free body's particles carry into the match (awayFromColliders: no
+/// impulse or penalty force reaches them): the rigid field of its pose, L = I(R) ω, scaled by the
+/// linear damping their velocities get (gravity adds Σ m ρ × h g = 0).
+SMASH_HD V3 freeMomentum(const StepParams& p, const BodyData& b, const ShapeData& shape) {
+  return p.linearDamping * momentumAt(b.rotation, b.angularVelocity, shape.inertia);
+}
+
 SMASH_HD float reachOf(const StepParams& p, const BodyData& b) {
   return p.shapes[b.shape].radius + p.contactMargin + speculativeOf(p, b);
 }
@@ -1587,9 +1594,15 @@ struct MatchBodies {
     M3 A = s.myr + turnCorrection(turn, b.rotation, shape.aqq, p.h);
     if (p.seedsRotation) A = A * shape.aqqInverse;
     b.rotation = optimalRotation(A, b.rotation);
-    // The free rotation's invariants (math/rotation.h): energy at the step's start, given L.
-    if (awayFromColliders(p, before))
-      keepRotationEnergy(b.rotation, before.rotation, s.l, shape.inertia, shape.inertiaInverse, before.angularVelocity,
+    // The free rotation's invariants (math/rotation.h): energy at the step's start, given L. A
+    // body no collider can reach has no torque this step, and its particles carry the rigid
+    // field of its pose (projection), so their L is the body's own, damped as their velocities
+    // are: taken from the body, not summed from the particles, whose float rounding along a
+    // periodic spin added up to a drift of |L| (22% over 10,000 steps; physics.md §10).
+    const bool free = awayFromColliders(p, before);
+    const V3 L = free ? freeMomentum(p, before, shape) : s.l;
+    if (free)
+      keepRotationEnergy(b.rotation, before.rotation, L, shape.inertia, shape.inertiaInverse, before.angularVelocity,
                          p.h);
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
@@ -1598,7 +1611,7 @@ struct MatchBodies {
     b.centre += xToNew;
     // ω of L at the new pose, as a correction of the step's ω (math/rotation.h omegaOfMomentum:
     // in float, ω = I⁻¹ L compounded I⁻¹ I ≠ 1 into a drift of |L| and the energy).
-    b.angularVelocity = omegaOfMomentum(b.rotation, before.angularVelocity, s.l, shape.inertia, shape.inertiaInverse);
+    b.angularVelocity = omegaOfMomentum(b.rotation, before.angularVelocity, L, shape.inertia, shape.inertiaInverse);
     if (!p.deferContacts) {
       if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);

@@ -267,7 +267,11 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   body.rotation = optimalRotation(Apq, body.rotation);
   // The free rotation's invariants: the energy ½ Lᵀ I(R)⁻¹ L the pose at the step's start gives
   // this step's L (|L| is kept by any rotation; math/rotation.h keepRotationEnergy).
-  if (awayFromColliders(b, start))
+  // A free body's L is its own (no impulse or force reached its particles), damped as their
+  // velocities are: from the body rather than the particle sum, as the backends take it.
+  const bool free = awayFromColliders(b, start);
+  if (free) L = scene_.linearDamping * momentumAt(start.rotation, start.angularVelocity, shape.inertia);
+  if (free)
     keepRotationEnergy(body.rotation, start.rotation, L, shape.inertia, shape.inertiaInverse, start.angularVelocity, h);
   body.centre = p0 + cRel;
 
