@@ -169,6 +169,14 @@ TEST_CASE("far from the origin: origin, bound and state", "[origin]") {
   auto before = World::create(Backend::Omp, far);
   before->loadState(state, "far state");
   CHECK(glm::length(elsewhere->poses()[0].centre - before->poses()[0].centre) < 1e-3);
+  {
+    const std::vector<glm::vec3> xe = elsewhere->particlePositionsRelative(), xb = before->particlePositionsRelative();
+    REQUIRE(xe.size() == xb.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < xe.size(); ++i)
+      worst = std::max(worst, glm::length((elsewhere->origin() + dvec3(xe[i])) - (before->origin() + dvec3(xb[i]))));
+    CHECK(worst < 1e-3);  // the particles moved with the bodies
+  }
   // The reference measures the bound from the same origin: a body that leaves it is an incident
   // on both, one that stays near its far scene on neither.
   Scene leaving = far;

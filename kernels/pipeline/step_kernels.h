@@ -1600,7 +1600,8 @@ struct MatchBodies {
     // are: taken from the body, not summed from the particles, whose float rounding along a
     // periodic spin added up to a drift of |L| (22% over 10,000 steps; physics.md §10).
     const bool free = awayFromColliders(p, before);
-    const V3 L = free ? freeMomentum(p, before, shape) : s.l;
+    // (With a penalty model forces reach past the contact margin: the particle sum stays.)
+    const V3 L = free && p.impulseContacts ? freeMomentum(p, before, shape) : s.l;
     if (free)
       keepRotationEnergy(b.rotation, before.rotation, L, shape.inertia, shape.inertiaInverse, before.angularVelocity,
                          p.h);

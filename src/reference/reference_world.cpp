@@ -270,7 +270,8 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   // A free body's L is its own (no impulse or force reached its particles), damped as their
   // velocities are: from the body rather than the particle sum, as the backends take it.
   const bool free = awayFromColliders(b, start);
-  if (free) L = scene_.linearDamping * momentumAt(start.rotation, start.angularVelocity, shape.inertia);
+  if (free && solver.contact == ContactModel::Impulse)  // penalty forces reach past the margin
+    L = scene_.linearDamping * momentumAt(start.rotation, start.angularVelocity, shape.inertia);
   if (free)
     keepRotationEnergy(body.rotation, start.rotation, L, shape.inertia, shape.inertiaInverse, start.angularVelocity, h);
   body.centre = p0 + cRel;
@@ -853,7 +854,7 @@ std::vector<BodyPose> ReferenceWorld::poses() const {
   std::vector<BodyPose> out;
   out.reserve(bodies_.size());
   for (std::size_t b = 0; b < bodies_.size(); ++b)
-    out.push_back({glm::vec3(bodies_[b].centre), glm::quat(orientation(b)), glm::vec3(bodies_[b].velocity),
+    out.push_back({bodies_[b].centre, glm::quat(orientation(b)), glm::vec3(bodies_[b].velocity),
                    glm::vec3(bodies_[b].angularVelocity)});
   return out;
 }

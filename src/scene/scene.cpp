@@ -505,6 +505,9 @@ Scene translatedScene(const Scene& scene, const glm::dvec3& by) {
   for (Collider<double>& c : out.colliders) {
     c.point += by;
     if (c.type == ColliderType::Capsule) c.point2 += by;
+    // A plane's point may lie anywhere on it: anchored at its foot nearest the new origin, the
+    // float φ = (x − point)·n holds no large terms that cancel.
+    if (c.type == ColliderType::Plane) c.point = c.normal * glm::dot(c.point, c.normal);
   }
   if (out.checks.boundsMin) *out.checks.boundsMin += by;
   if (out.checks.boundsMax) *out.checks.boundsMax += by;
