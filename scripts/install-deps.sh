@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake make g++ ccache pkg-config
   python3              # scripts: the GPU kernel budget check (gpu_budget.py), scene generators
+  python3-venv python3-dev  # the Python module: its virtual environment (scripts/python-env.sh) and headers
   libglm-dev           # vector math, host and device
   nlohmann-json3-dev   # scene files
   libcli11-dev         # command line
