@@ -890,6 +890,15 @@ class DeviceWorld final : public World {
   }
   glm::dvec3 origin() const override { return origin_; }
   std::vector<glm::vec3> particlePositionsRelative() const override { return xyzOf(position_); }
+  const float* hostParticleState(bool velocity) const override {
+    if constexpr (System::kBackend == Backend::Cuda) {
+      (void)velocity;
+      return nullptr;  // device memory
+    } else {
+      const Vector<Float4>& v = velocity ? velocity_ : position_;
+      return v.empty() ? nullptr : reinterpret_cast<const float*>(thrust::raw_pointer_cast(v.data()));
+    }
+  }
   std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
 
   std::int64_t pairOverflow() const override { return pairOverflow_; }

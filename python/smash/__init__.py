@@ -65,8 +65,9 @@ class World(_smash.World):
     ``"omp"``, ``"cpp"`` or ``"reference"``; ``method`` overrides the scene's
     (``"shape_matching"`` or ``"impulse"``).
 
-    Every array a world returns is a NumPy copy (float64, C-contiguous): it stays valid, and does
-    not change, when the world steps or is destroyed.
+    The getters (positions(), rotations(), ...) return NumPy copies (float64, C-contiguous): they
+    stay valid, and do not change, when the world steps or is destroyed. On the CPU backends
+    particle_positions_view() / particle_velocities_view() give the live float32 arrays in place.
     """
 
     def __init__(self, scene: SceneSource, backend: str = "auto", method: str = "", profile: bool = False):

@@ -144,6 +144,18 @@ class PyWorld {
     return owned(std::move(out), n, 3);
   }
 
+  /// A read-only (P, 3) float32 view of the backend's own particle positions (relative to the
+  /// working origin) or velocities: CPU backends only.
+  nb::ndarray<nb::numpy, const float, nb::ndim<2>> particleView(bool velocity) const {
+    const float* data = world_ ? world_->hostParticleState(velocity) : nullptr;
+    if (!data && world_ && world_->particleCount() > 0)
+      throw InputError(std::string(velocity ? "particle_velocities_view" : "particle_positions_view") +
+                       ": the " + backendName_ + " backend holds its state in device memory (use the copies)");
+    if (!world_) throw InputError("particle views: not available on the reference backend (use the copies)");
+    const std::size_t n = world_->particleCount();
+    return nb::ndarray<nb::numpy, const float, nb::ndim<2>>(data, {n, 3}, nb::handle(), {4, 1});
+  }
+
   void setState(const Rows& positions, const Rows& rotations, const Rows& linear, const Rows& angular,
                 bool scalarFirst) {
     if (reference_) throw InputError("set_state: not available on the reference backend (use cpp, omp or cuda)");
@@ -261,8 +273,9 @@ NB_MODULE(_smash, m) {
         "name"_a, "Whether a backend ('cpp', 'omp', 'cuda', 'reference') can run here.");
 
   nb::class_<PyWorld>(m, "World",
-                      "Every body of a scene stepped on one backend. Arrays returned are NumPy copies "
-                      "(float64, C-contiguous): they stay valid and do not change when the world steps.")
+                      "Every body of a scene stepped on one backend. The getters return NumPy copies "
+                      "(float64, C-contiguous) that stay valid and do not change when the world steps; "
+                      "particle_positions_view() gives the CPU backends' live arrays in place.")
       .def(nb::init<const smash::Scene&, const std::string&, const std::string&, bool>(), "scene"_a,
            "backend"_a = "auto", "method"_a = "", "profile"_a = false,
            "backend: 'auto' (cuda when a GPU is present, else omp), 'cuda', 'omp', 'cpp' or 'reference' "
@@ -289,6 +302,15 @@ NB_MODULE(_smash, m) {
            "Particle positions, body after body, world coordinates: (P, 3) float64.")
       .def("particle_velocities", [](const PyWorld& w) { return w.particles(true); },
            "Particle velocities, body after body: (P, 3) float64.")
+      .def("particle_positions_view", [](const PyWorld& w) { return w.particleView(false); },
+           nb::rv_policy::reference_internal,
+           "The CPU backends' own particle positions, in place: a read-only (P, 3) float32 NumPy view "
+           "(row stride 16 bytes), relative to `origin`. No copy; it shows every later step, and keeps "
+           "the world alive while it exists. InputError on cuda and reference (device memory): use "
+           "particle_positions().")
+      .def("particle_velocities_view", [](const PyWorld& w) { return w.particleView(true); },
+           nb::rv_policy::reference_internal,
+           "As particle_positions_view, for the particle velocities.")
       .def("_set_state", &PyWorld::setState, "positions"_a, "rotations"_a, "linear_velocities"_a,
            "angular_velocities"_a, "scalar_first"_a = false)
       .def("save_state", &PyWorld::saveState, "path"_a,

@@ -177,3 +177,35 @@ def test_run_writes_the_outputs_and_returns_the_summary(lab_path, tmp_path):
     scene["dt"] = 0
     with pytest.raises(smash.InputError, match="dt"):
         smash.run(scene, out=tmp_path / "out3", base_dir=lab_path.parent)
+
+
+def test_views_of_host_memory_follow_the_world_and_keep_it_alive(lab_path):
+    """The CPU backends' particle arrays in place: no copy, live, and never dangling."""
+    import gc
+    import weakref
+
+    world = smash.World(lab_path, backend="omp")
+    view = world.particle_positions_view()
+    assert view.shape == (world.particle_count, 3) and view.dtype == np.float32
+    assert not view.flags["WRITEABLE"] and not view.flags["OWNDATA"]
+    assert view.strides == (16, 4)
+    origin = np.array(world.origin)
+    assert np.allclose(view + origin, world.particle_positions(), atol=1e-6)
+    before = view.copy()
+    world.step(30)  # the view shows the new state
+    assert not np.array_equal(view, before)
+    assert np.allclose(view + origin, world.particle_positions(), atol=1e-6)
+    velocities = world.particle_velocities_view()
+    assert np.allclose(velocities, world.particle_velocities(), atol=1e-6)
+    # The view keeps the world alive: dropping every other reference frees nothing it points into.
+    probe = weakref.ref(world)
+    expected = world.particle_positions() - origin
+    del world
+    gc.collect()
+    assert probe() is not None
+    assert np.allclose(view, expected, atol=1e-6)
+    del view, velocities
+    gc.collect()
+    assert probe() is None  # and goes once the views go
+    with pytest.raises(smash.InputError, match="reference"):
+        smash.World(lab_path, backend="reference").particle_positions_view()

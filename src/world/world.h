@@ -120,6 +120,11 @@ class World {
   virtual glm::dvec3 origin() const = 0;
   /// Particle positions relative to origin(), as the backend holds them.
   virtual std::vector<glm::vec3> particlePositionsRelative() const = 0;
+  /// The backend's own particle positions (relative to origin()) or velocities, in place: 4
+  /// floats per particle (x, y, z and one unused), body after body. Host memory on the CPU
+  /// backends — valid as long as the world exists (no buffer is ever reallocated; steps, setPoses
+  /// and loadState write into it) — and null on CUDA (device memory).
+  virtual const float* hostParticleState(bool velocity) const = 0;
   virtual std::vector<glm::vec3> particleVelocities() const = 0;
 
   /// Bodies the watchdog has flagged, each with its first incident (a copy from the backend).
