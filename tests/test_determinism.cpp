@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "reference/reference_world.h"
@@ -128,13 +129,28 @@ TEST_CASE("snapshot: bad state files give clear errors", "[snapshot][bad-input]"
   auto world = World::create(Backend::Cpp, lab);
   world->step();
   const std::vector<std::uint8_t> good = world->saveState();
-  auto writeBytes = [](const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  auto writeRaw = [](const std::string& name, const std::vector<std::uint8_t>& bytes) {
     std::ofstream(name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                                  static_cast<std::streamsize>(bytes.size()));
     return name;
   };
+  // With a valid checksum trailer, so that the state's own checks are reached.
+  auto writeBytes = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {
+    return writeRaw(name, withStateChecksum(bytes));
+  };
   auto target = World::create(Backend::Cpp, lab);
   test::requireInputError([&] { loadStateFile(*target, "no/such/state.bin"); }, {"no/such/state.bin", "cannot open"});
+  test::requireInputError([&] { loadStateFile(*target, "."); }, {".", "not a regular file"});
+  test::requireInputError([&] { loadStateFile(*target, "/dev/zero"); }, {"/dev/zero", "not a regular file"});
+  // Files without the trailer (cut short, or raw bytes) and with one flipped byte.
+  test::requireInputError([&] { loadStateFile(*target, writeRaw("smash_test_raw.bin", good)); },
+                          {"smash_test_raw.bin", "truncated"});
+  {
+    std::vector<std::uint8_t> file = withStateChecksum(good);
+    file[file.size() / 2] ^= 0x10;
+    test::requireInputError([&] { loadStateFile(*target, writeRaw("smash_test_flip.bin", file)); },
+                            {"smash_test_flip.bin", "checksum"});
+  }
   std::vector<std::uint8_t> truncated(good.begin(), good.end() - 100);
   test::requireInputError([&] { loadStateFile(*target, writeBytes("smash_test_trunc.bin", truncated)); },
                           {"smash_test_trunc.bin", "truncated"});
@@ -152,9 +168,13 @@ TEST_CASE("snapshot: bad state files give clear errors", "[snapshot][bad-input]"
   // A failed load leaves the world as it was.
   REQUIRE(target->stepCount() == 0);
   REQUIRE(target->saveState() == World::create(Backend::Cpp, lab)->saveState());
-  // Saving leaves no partial file behind.
+  // Saving leaves no partial file behind, and never replaces what is not a regular file.
   saveStateFile(*world, "smash_test_state2.bin");
   REQUIRE(!std::ifstream("smash_test_state2.bin.partial"));
+  std::filesystem::create_directories("smash_test_state_dir");
+  REQUIRE_THROWS_AS(saveStateFile(*world, "smash_test_state_dir"), OutputError);
+  REQUIRE(std::filesystem::is_directory("smash_test_state_dir"));
+  REQUIRE_THROWS_AS(saveStateFile(*world, "no/such/folder/state.bin"), OutputError);
 }
 
 namespace {

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Optional, Union
 import numpy as np
 
 from . import _smash
-from ._smash import DeviceError, InputError, OutOfMemory, OutputError, Scene, backend_available
+from ._smash import DeviceError, InputError, OutOfMemory, OutputError, Scene
 
 __all__ = [
     "DeviceError",
@@ -36,6 +36,16 @@ __all__ = [
 ]
 
 SceneSource = Union[str, os.PathLike, Mapping[str, Any], Scene]
+
+_BACKENDS = ("auto", "cuda", "omp", "cpp", "reference")
+
+
+def backend_available(name: str) -> bool:
+    """Whether a backend ("auto", "cuda", "omp", "cpp", "reference") can run here: cuda needs the
+    CUDA build and a GPU. Raises InputError for another name."""
+    if name not in _BACKENDS:
+        raise InputError(f"backend: expected one of {', '.join(repr(b) for b in _BACKENDS)}, got {name!r}")
+    return name in ("auto", "reference") or _smash.backend_available(name)
 
 
 def load_scene(source: SceneSource, base_dir: Optional[Union[str, os.PathLike]] = None,
@@ -71,7 +81,19 @@ class World(_smash.World):
     """
 
     def __init__(self, scene: SceneSource, backend: str = "auto", method: str = "", profile: bool = False):
+        if backend not in _BACKENDS:
+            raise InputError(f"backend: expected one of {', '.join(repr(b) for b in _BACKENDS)}, got {backend!r}")
         super().__init__(load_scene(scene), backend, method, profile)
+
+    def step(self, n: int = 1) -> None:
+        """Takes ``n`` solver steps (an int ≥ 0); the GIL is released meanwhile, and calls on this
+        world from other threads wait until it is done. Ctrl-C is seen when the call returns:
+        step in chunks to stay interruptible."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise InputError(f"step: n must be an int, got {type(n).__name__}")
+        if not 0 <= n < 2 ** 62:
+            raise InputError(f"step: n must be between 0 and 2**62, got {n}")
+        super().step(int(n))
 
     def set_state(self, positions, rotations, linear_velocities, angular_velocities, scalar_first: bool = False) -> None:
         """Replaces every body's pose and velocities; arrays as positions() etc. return them.
@@ -120,11 +142,14 @@ def run(scene: Union[str, os.PathLike, Mapping[str, Any]], out: Union[str, os.Pa
     resolved against ``base_dir``, default the current directory). The outputs (animation.glb,
     poses.csv, summary.json, with ``render=True`` pictures) land in ``out`` as the command
     publishes them: complete or not at all. A scene the checks reject still returns its summary
-    (``summary["pass"]`` is False); bad input raises InputError with the command's message; a
-    run stopped by the watchdog raises RuntimeError.
+    (``summary["verdict"]["pass"]`` is False); bad input raises InputError with the command's
+    message, an unwritable ``out`` OutputError; a run stopped by the watchdog raises RuntimeError.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: not a folder")
+    if frames is not None and (isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 1):
+        raise InputError(f"run: frames must be an int ≥ 1, got {frames!r}")
     with tempfile.TemporaryDirectory(prefix="smash-run-") as tmp:
         if isinstance(scene, Mapping):
             # Validate first (a clear InputError), then hand the command the same text.
@@ -145,15 +170,17 @@ def run(scene: Union[str, os.PathLike, Mapping[str, Any]], out: Union[str, os.Pa
         cmd += list(extra_args or [])
         proc = subprocess.run(cmd, capture_output=True, text=True)
     summary_path = out / "summary.json"
-    message = proc.stderr.strip() or proc.stdout.strip()
+    message = "\n".join(t for t in (proc.stderr.strip(), proc.stdout.strip()) if t)
     if proc.returncode == 2:
         raise InputError(message)
     if proc.returncode == 4:
         raise OutputError(message)
     if proc.returncode == 5:
         raise OutOfMemory(message)
+    if proc.returncode == 3:
+        raise RuntimeError(f"smash run stopped by the watchdog (exit 3): {message}")
     if proc.returncode not in (0, 1) or not summary_path.is_file():
-        raise RuntimeError(f"smash run exited with {proc.returncode}: {proc.stderr.strip()}")
+        raise RuntimeError(f"smash run exited with {proc.returncode}: {message}")
     with open(summary_path) as f:
         return json.load(f)
 

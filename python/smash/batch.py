@@ -41,16 +41,21 @@ def _set_path(scene: dict, dotted: str, value: Any) -> None:
             raise KeyError(f"param_grid: '{dotted}': no '{'.'.join(parts[:i + 1])}' in the scene") from None
     last = parts[-1]
     if isinstance(node, list):
-        node[int(last)] = value
-    else:
+        try:
+            node[int(last)] = value
+        except (ValueError, IndexError):
+            raise KeyError(f"param_grid: '{dotted}': no element '{last}' in the scene") from None
+    elif isinstance(node, dict) and last in node:
         node[last] = value
+    else:
+        raise KeyError(f"param_grid: '{dotted}': no '{dotted}' in the scene (only existing keys can be swept)")
 
 
 def param_grid(base: Union[str, os.PathLike, Mapping[str, Any]], axes: Mapping[str, Sequence[Any]]) -> List[Job]:
     """One job per point of the product of ``axes`` over a base scene (a path or a dict).
 
-    Keys are dotted paths into the scene's JSON (``"materials.default.restitution"``,
-    ``"bodies.0.position"``); the jobs carry the point as ``params`` and the scene as a dict, with
+    Keys are dotted paths to existing values of the scene's JSON (``"materials.default.restitution"``,
+    ``"bodies.0.position"``; a path that is not there raises KeyError at once); the jobs carry the point as ``params`` and the scene as a dict, with
     its meshes resolved against the base file's folder.
     """
     if isinstance(base, Mapping):

@@ -11,7 +11,9 @@
 #include <cmath>
 #include <filesystem>
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,7 @@ class PyWorld {
   }
 
   void step(std::int64_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (n < 0) throw InputError("step: n must be ≥ 0, got " + std::to_string(n));
     for (std::int64_t k = 0; k < n; ++k) {
       if (reference_) reference_->step();
@@ -81,7 +84,11 @@ class PyWorld {
     if (world_) world_->synchronize();
   }
 
-  std::int64_t steps() const { return reference_ ? reference_->stepCount() : world_->stepCount(); }
+  std::int64_t steps() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stepsLocked();
+  }
+  std::int64_t stepsLocked() const { return reference_ ? reference_->stepCount() : world_->stepCount(); }
   double time() const { return static_cast<double>(steps()) * scene_.stepDt(); }
   std::int64_t frame() const { return steps() / scene_.substeps; }
   std::size_t bodyCount() const { return reference_ ? reference_->bodyCount() : world_->bodyCount(); }
@@ -92,7 +99,10 @@ class PyWorld {
     return n;
   }
 
-  std::vector<smash::BodyPose> poses() const { return reference_ ? reference_->poses() : world_->poses(); }
+  std::vector<smash::BodyPose> poses() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return reference_ ? reference_->poses() : world_->poses();
+  }
 
   nb::ndarray<nb::numpy, double, nb::ndim<2>> positions() const {
     const auto p = poses();
@@ -102,6 +112,7 @@ class PyWorld {
     return owned(std::move(out), p.size(), 3);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> rotations(bool scalarFirst) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     std::vector<double> out;
     std::size_t n = 0;
     auto add = [&](const glm::dquat& q) {
@@ -127,6 +138,7 @@ class PyWorld {
     return owned(std::move(out), p.size(), 3);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> particles(bool velocity) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     std::vector<double> out;
     if (reference_) {
       for (std::size_t b = 0; b < reference_->bodyCount(); ++b)
@@ -159,6 +171,7 @@ class PyWorld {
   void setState(const Rows& positions, const Rows& rotations, const Rows& linear, const Rows& angular,
                 bool scalarFirst) {
     if (reference_) throw InputError("set_state: not available on the reference backend (use cpp, omp or cuda)");
+    std::lock_guard<std::mutex> lock(mutex_);
     const std::size_t n = world_->bodyCount();
     const std::vector<glm::dvec3> c = vectors(positions, n, "positions"), v = vectors(linear, n, "linear_velocities"),
                                   w = vectors(angular, n, "angular_velocities");
@@ -175,27 +188,42 @@ class PyWorld {
         throw InputError("set_state: rotations[" + std::to_string(i) + "] is not a unit quaternion (|q| = " +
                          std::to_string(len) + ")");
       quat = glm::normalize(quat);
+      // The backends hold positions in float relative to the working origin, and the watchdog
+      // stops bodies beyond world_bound of it: a state outside that is refused, not rounded away.
+      const glm::dvec3 rel = c[i] - world_->origin();
+      const double bound = scene_.watchdog.worldBound;
+      if (!(std::abs(rel.x) <= bound && std::abs(rel.y) <= bound && std::abs(rel.z) <= bound))
+        throw InputError("set_state: positions[" + std::to_string(i) + "] is farther than world_bound (" +
+                         std::to_string(bound) + " m) from the working origin");
+      constexpr double kFloatMax = static_cast<double>(std::numeric_limits<float>::max());
+      for (int k = 0; k < 3; ++k)
+        if (!(std::abs(v[i][k]) < kFloatMax) || !(std::abs(w[i][k]) < kFloatMax))
+          throw InputError("set_state: velocities of body " + std::to_string(i) + " overflow float");
       poses[i] = {c[i], glm::quat(quat), glm::vec3(v[i]), glm::vec3(w[i])};
     }
     world_->setPoses(poses);
   }
 
   void saveState(const std::filesystem::path& path) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (reference_) throw InputError("save_state: not available on the reference backend (use cpp, omp or cuda)");
     smash::saveStateFile(*world_, path.string());
   }
   void loadState(const std::filesystem::path& path) {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (reference_) throw InputError("load_state: not available on the reference backend (use cpp, omp or cuda)");
     smash::loadStateFile(*world_, path.string());
   }
 
   nb::dict overflow() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     nb::dict d;
     d["contacts"] = reference_ ? reference_->contactOverflow() : world_->contactOverflow();
     d["pairs"] = reference_ ? reference_->pairOverflow() : world_->pairOverflow();
     return d;
   }
   nb::list incidents() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     nb::list out;
     for (const smash::BodyIncident& i : reference_ ? reference_->incidents() : world_->incidents()) {
       nb::dict d;
@@ -207,6 +235,7 @@ class PyWorld {
     return out;
   }
   nb::dict stageTimes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     nb::dict d;
     if (!world_) return d;
     const smash::StageTimes t = world_->stageTimes();
@@ -214,9 +243,11 @@ class PyWorld {
     return d;
   }
   std::int64_t sleepingBodies() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     return reference_ ? static_cast<std::int64_t>(reference_->sleepingBodies()) : world_->sleepingBodies();
   }
   std::int64_t touchingPairs() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     return reference_ ? static_cast<std::int64_t>(reference_->touchingPairs()) : world_->touchingPairs();
   }
   std::array<double, 3> origin() const {
@@ -228,6 +259,9 @@ class PyWorld {
 
  private:
   smash::Scene scene_;
+  // One call at a time: step() runs without the GIL, and a world is not safe to step from two
+  // threads at once (or to read while it steps). Calls from other threads wait.
+  mutable std::mutex mutex_;
   std::unique_ptr<smash::World> world_;
   std::unique_ptr<smash::ReferenceWorld> reference_;
   std::string backendName_;

@@ -49,7 +49,9 @@ def test_same_bits_as_the_command(lab_path, tmp_path):
         run = cli_state.read_bytes()
         magic, _, header_bytes, _, frame, _, _, world_bytes = struct.unpack_from("<8sIIQqIIQ", run)
         assert magic == b"SMASHRN1" and frame == 40
-        assert py_state.read_bytes() == run[header_bytes:header_bytes + world_bytes], backend
+        ours = py_state.read_bytes()  # the state, then its checksum trailer (src/world/world.h)
+        assert ours[-16:-8] == b"SMASHSUM"
+        assert ours[:-16] == run[header_bytes:header_bytes + world_bytes], backend
 
 
 def test_arrays_are_copies_that_outlive_the_world(lab_path):
@@ -209,3 +211,64 @@ def test_views_of_host_memory_follow_the_world_and_keep_it_alive(lab_path):
     assert probe() is None  # and goes once the views go
     with pytest.raises(smash.InputError, match="reference"):
         smash.World(lab_path, backend="reference").particle_positions_view()
+
+
+def test_two_threads_stepping_one_world_are_serialised(lab_path):
+    serial = smash.World(lab_path, backend="cpp")
+    serial.step(200)
+    shared = smash.World(lab_path, backend="cpp")
+    threads = [threading.Thread(target=lambda: [shared.step(5) for _ in range(20)]) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert shared.steps == 200
+    assert np.array_equal(shared.particle_positions(), serial.particle_positions())
+
+
+def test_state_files_are_checked(lab_path, tmp_path):
+    w = smash.World(lab_path, backend="cpp")
+    w.step(3)
+    with pytest.raises(smash.OutputError, match="not a regular file"):
+        w.save_state(tmp_path)  # a folder: never replaced
+    assert tmp_path.is_dir()
+    with pytest.raises(smash.OutputError):
+        w.save_state(tmp_path / "no" / "such" / "folder.state")
+    with pytest.raises(smash.InputError, match="not a regular file"):
+        w.load_state(tmp_path)
+    good = tmp_path / "good.state"
+    w.save_state(good)
+    data = bytearray(good.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    bad = tmp_path / "flipped.state"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(smash.InputError, match="checksum"):
+        w.load_state(bad)
+    assert w.steps == 3
+
+
+def test_arguments_are_checked(lab_path, tmp_path):
+    w = smash.World(lab_path, backend="cpp")
+    for n in (True, 2.5, "3", 2 ** 63):
+        with pytest.raises(smash.InputError, match="step"):
+            w.step(n)
+    with pytest.raises(smash.InputError, match="'reference'"):
+        smash.World(lab_path, backend="bogus")
+    with pytest.raises(smash.InputError, match="'auto'"):
+        smash.backend_available("xx")
+    assert smash.backend_available("omp") and smash.backend_available("reference")
+    far = w.positions() + 1e6
+    with pytest.raises(smash.InputError, match="world_bound"):
+        w.set_state(far, w.rotations(), w.linear_velocities(), w.angular_velocities())
+    with pytest.raises(smash.InputError, match="float"):
+        w.set_state(w.positions(), w.rotations(), w.linear_velocities() * 1e300, w.angular_velocities())
+    with pytest.raises(smash.InputError, match="frames"):
+        smash.run(lab_path, out=tmp_path / "o", frames=-1)
+    assert not (tmp_path / "o").exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(smash.OutputError, match="not a folder"):
+        smash.run(lab_path, out=afile, frames=2)
+    from smash.batch import param_grid
+    with pytest.raises(KeyError, match="nope"):
+        param_grid(lab_path, {"materials.default.nope": [1, 2]})

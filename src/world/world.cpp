@@ -10,6 +10,8 @@
 #include <new>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -178,25 +180,75 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
 #endif
 }
 
+namespace {
+constexpr char kStateTrailer[8] = {'S', 'M', 'A', 'S', 'H', 'S', 'U', 'M'};
+
+std::uint64_t stateChecksum(const std::uint8_t* data, std::size_t size) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+std::vector<std::uint8_t> withStateChecksum(std::vector<std::uint8_t> bytes) {
+  const std::uint64_t sum = stateChecksum(bytes.data(), bytes.size());
+  bytes.insert(bytes.end(), kStateTrailer, kStateTrailer + sizeof kStateTrailer);
+  const auto* p = reinterpret_cast<const std::uint8_t*>(&sum);
+  bytes.insert(bytes.end(), p, p + sizeof sum);
+  return bytes;
+}
+
 void saveStateFile(const World& world, const std::string& path) {
-  const std::vector<std::uint8_t> bytes = world.saveState();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // Replacing a device, a folder or a FIFO by a rename would destroy it (as root even /dev/full).
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+    throw OutputError(path + ": not a regular file; a state file is written only to a new or regular file");
+  const std::vector<std::uint8_t> bytes = withStateChecksum(world.saveState());
   const std::string tmp = path + ".partial";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write state file");
+    if (!out) throw OutputError(path + ": cannot write state file");
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) throw InputError(path + ": write failed");
+    if (!out.flush()) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw OutputError(path + ": write failed");
+    }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    throw InputError(path + ": cannot rename the finished state file into place");
+    throw OutputError(path + ": cannot rename the finished state file into place");
   }
 }
 
 void loadStateFile(World& world, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw InputError(path + ": cannot open state file (no such file)");
+  if (!fs::is_regular_file(st)) throw InputError(path + ": not a regular file (a state file was expected)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open state file");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    throw InputError(path + ": cannot read state file");
+  }
+  if (in.bad()) throw InputError(path + ": cannot read state file");
+  // The trailer: 8 bytes of magic and an FNV-1a checksum of everything before it.
+  constexpr std::size_t kTrailer = sizeof kStateTrailer + sizeof(std::uint64_t);
+  if (bytes.size() < kTrailer ||
+      std::memcmp(bytes.data() + bytes.size() - kTrailer, kStateTrailer, sizeof kStateTrailer) != 0)
+    throw InputError(path + ": not a complete state file (no checksum trailer: truncated, or not written by "
+                            "save_state)");
+  std::uint64_t sum = 0;
+  std::memcpy(&sum, bytes.data() + bytes.size() - sizeof sum, sizeof sum);
+  bytes.resize(bytes.size() - kTrailer);
+  if (stateChecksum(bytes.data(), bytes.size()) != sum)
+    throw InputError(path + ": state file is damaged (checksum mismatch)");
   world.loadState(bytes, path);
 }
 

@@ -175,10 +175,15 @@ class World {
   virtual void resetStageTimes() = 0;
 };
 
-/// State files: written under a temporary name and renamed when complete, so a failed write
-/// never leaves a file that looks finished. Errors name the file.
+/// State files: saveState's bytes and a trailer ("SMASHSUM" and an FNV-1a checksum of the bytes),
+/// written under a temporary name and renamed when complete, so a failed write never leaves a
+/// file that looks finished, and only to a new or regular file (OutputError otherwise, or when the
+/// write fails). Loading refuses anything but a regular file with an intact trailer (InputError).
+/// Errors name the file.
 void saveStateFile(const World& world, const std::string& path);
 void loadStateFile(World& world, const std::string& path);
+/// `bytes` followed by the state file's checksum trailer (the file format, for tests and tools).
+std::vector<std::uint8_t> withStateChecksum(std::vector<std::uint8_t> bytes);
 
 /// What RunChecks needs, computed on the host from the backend's particles (a copy: for runners
 /// and tests, not for benchmarks). `step` is the caller's step count.
