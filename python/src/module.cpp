@@ -350,7 +350,7 @@ NB_MODULE(_smash, m) {
       .def("save_state", &PyWorld::saveState, "path"_a,
            "Writes the complete state (bitwise snapshot, docs/reliability.md) to path, atomically.")
       .def("load_state", &PyWorld::loadState, "path"_a,
-           "Loads a state written by save_state (or smash run --save-state) for this scene; raises "
+           "Loads a state written by save_state for this scene (not a smash run --save-state file, which wraps one with the run's settings); raises "
            "InputError and leaves the world as it was when it does not belong to it.")
       .def_prop_ro("overflow", &PyWorld::overflow,
                    "Contacts and pairs dropped because buffers were full, since creation: "
