@@ -30,7 +30,7 @@ def cluster(tmp_path_factory):
     assert ray_cmd, "the ray command is installed with the ray package"
     port = _free_port()
     tmp = tmp_path_factory.mktemp("ray")
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
     start = subprocess.run([ray_cmd, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}",
                             "--num-cpus=2", "--num-gpus=0", "--include-dashboard=false",
                             f"--temp-dir={tmp}", "--disable-usage-stats"],
