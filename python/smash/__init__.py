@@ -119,11 +119,14 @@ class World(_smash.World):
 
 
 def _executable() -> str:
-    """The `smash` command that run() drives: the one shipped in the package, else $SMASH_EXE,
+    """The `smash` command that run() drives: the one shipped with the package, else $SMASH_EXE,
     else `smash` on PATH."""
-    shipped = Path(__file__).resolve().parent / "bin" / "smash"
-    if shipped.is_file() and os.access(shipped, os.X_OK):
-        return str(shipped)
+    # Next to the package's sources (a wheel, the build tree) or next to the compiled module (an
+    # editable install keeps the sources in the checkout and the module in site-packages).
+    for folder in (Path(__file__).resolve().parent, Path(_smash.__file__).resolve().parent):
+        shipped = folder / "bin" / "smash"
+        if shipped.is_file() and os.access(shipped, os.X_OK):
+            return str(shipped)
     env = os.environ.get("SMASH_EXE")
     if env:
         return env
