@@ -140,7 +140,7 @@ TEST_CASE("snapshot: bad state files give clear errors", "[snapshot][bad-input]"
   };
   auto target = World::create(Backend::Cpp, lab);
   test::requireInputError([&] { loadStateFile(*target, "no/such/state.bin"); }, {"no/such/state.bin", "cannot open"});
-  test::requireInputError([&] { loadStateFile(*target, "."); }, {".", "not a regular file"});
+  test::requireInputError([&] { loadStateFile(*target, "."); }, {".", "is a folder"});
   test::requireInputError([&] { loadStateFile(*target, "/dev/zero"); }, {"/dev/zero", "not a regular file"});
   // Files without the trailer (cut short, or raw bytes) and with one flipped byte.
   test::requireInputError([&] { loadStateFile(*target, writeRaw("smash_test_raw.bin", good)); },

@@ -234,7 +234,7 @@ def test_state_files_are_checked(lab_path, tmp_path):
     assert tmp_path.is_dir()
     with pytest.raises(smash.OutputError):
         w.save_state(tmp_path / "no" / "such" / "folder.state")
-    with pytest.raises(smash.InputError, match="not a regular file"):
+    with pytest.raises(smash.InputError, match="is a folder"):
         w.load_state(tmp_path)
     good = tmp_path / "good.state"
     w.save_state(good)

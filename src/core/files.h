@@ -26,6 +26,14 @@ std::size_t availableHostMemory();
 void requireMemory(const std::string& scenePath, std::size_t need, std::size_t have, const std::string& what,
                    std::size_t bodies, std::size_t particles);
 
+/// FNV-1a over `size` bytes, continuing from `h` (the checksum of state files and the scene
+/// fingerprint of run states).
+inline std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
 /// a · b, or false when the product does not fit in int64 (or either is negative).
 inline bool checkedMul(std::int64_t a, std::int64_t b, std::int64_t& out) {
   if (a < 0 || b < 0) return false;

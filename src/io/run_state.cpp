@@ -26,12 +26,6 @@ struct Header {
   std::uint64_t worldBytes;
 };
 
-std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
 }  // namespace
 
 std::uint64_t sceneFingerprint(const std::string& sceneText, const std::string& file, std::uint32_t method,

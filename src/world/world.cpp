@@ -182,16 +182,10 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
 
 namespace {
 constexpr char kStateTrailer[8] = {'S', 'M', 'A', 'S', 'H', 'S', 'U', 'M'};
-
-std::uint64_t stateChecksum(const std::uint8_t* data, std::size_t size) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (std::size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
-  return h;
-}
 }  // namespace
 
 std::vector<std::uint8_t> withStateChecksum(std::vector<std::uint8_t> bytes) {
-  const std::uint64_t sum = stateChecksum(bytes.data(), bytes.size());
+  const std::uint64_t sum = fnv1a(bytes.data(), bytes.size());
   bytes.insert(bytes.end(), kStateTrailer, kStateTrailer + sizeof kStateTrailer);
   const auto* p = reinterpret_cast<const std::uint8_t*>(&sum);
   bytes.insert(bytes.end(), p, p + sizeof sum);
@@ -224,20 +218,9 @@ void saveStateFile(const World& world, const std::string& path) {
 }
 
 void loadStateFile(World& world, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) throw InputError(path + ": cannot open state file (no such file)");
-  if (!fs::is_regular_file(st)) throw InputError(path + ": not a regular file (a state file was expected)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open state file");
-  std::vector<std::uint8_t> bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception&) {
-    throw InputError(path + ": cannot read state file");
-  }
-  if (in.bad()) throw InputError(path + ": cannot read state file");
+  // A regular file only (not a folder or a device such as /dev/zero), every failure an InputError.
+  const std::string text = readRegularFile(path, std::uint64_t(1) << 40, "state file");
+  std::vector<std::uint8_t> bytes(text.begin(), text.end());
   // The trailer: 8 bytes of magic and an FNV-1a checksum of everything before it.
   constexpr std::size_t kTrailer = sizeof kStateTrailer + sizeof(std::uint64_t);
   if (bytes.size() < kTrailer ||
@@ -247,7 +230,7 @@ void loadStateFile(World& world, const std::string& path) {
   std::uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + bytes.size() - sizeof sum, sizeof sum);
   bytes.resize(bytes.size() - kTrailer);
-  if (stateChecksum(bytes.data(), bytes.size()) != sum)
+  if (fnv1a(bytes.data(), bytes.size()) != sum)
     throw InputError(path + ": state file is damaged (checksum mismatch)");
   world.loadState(bytes, path);
 }
