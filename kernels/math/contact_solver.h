@@ -26,6 +26,8 @@
 #include "math/rotation.h"
 #include "math/sdf.h"
 
+#include <cstring>
+
 namespace smash {
 
 /// One contact point between body a and body b (or a static collider, b = nothing).
@@ -494,6 +496,139 @@ SMASH_HD void pushOutOfColliders(const Collider<T>* colliders, int colliderCount
     }
     if (!moved) break;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contact manifold of a body pair (docs/physics.md §6, "Contact manifold"). Of all the pair's
+// points within the margin — often a hundred on a face-to-face contact — at most kManifoldPoints
+// are solved. They are chosen in the frame of the pair's smaller body: its axis nearest the line
+// between the two centres is the pair's normal axis, the other two span its tangent plane, and
+// the midpoint of the centres splits that plane into four quadrants. Per quadrant two points: the
+// deepest (a point that touches, wherever the baked fields round a rim), and the extreme along
+// the quadrant's diagonal, less kManifoldDepthWeight φ (the corner of a face-to-face patch, not a
+// point behind its rim). Each point is ranked for each criterion by a 64-bit key (larger wins;
+// ties go to the lower side, then the lower particle index), so the winners do not depend on the
+// order the points are visited in: one thread per pair keeps the largest keys, the wide narrow
+// phase reduces chunks of points by integer atomic maxima, the reference keeps them in double —
+// the same manifold. A point keeps its identity (side, particle) from step to step, so the same
+// points are chosen again and warm starting holds.
+
+constexpr int kManifoldPoints = 8;     ///< most points of a pair's manifold (max_contacts_per_pair ≤ it)
+constexpr int kManifoldCriteria = 8;   ///< per quadrant: the deepest, the extreme along its diagonal
+using ManifoldKey = unsigned long long;  ///< 0: no point
+
+/// How much a point's distance from the other surface counts against its extent along a
+/// quadrant's diagonal: a point 1 mm farther away must reach 64 mm farther out to be the extreme.
+/// Points within the margin but apart are speculative and hold nothing up at rest; the baked
+/// fields round a box's rim, so its corners read up to a millimetre apart. (Measured on the
+/// five-box stack: with 2 the extremes were points on the boxes' sides, with 16 and 32 corners
+/// that read as gaps, and the stack rocked.)
+constexpr double kManifoldDepthWeight = 64;
+
+/// The deepest point of a quadrant is ranked by its depth in bins of this fraction of the frame
+/// body's bounding radius, ties to the lower identity: on a resting face, where many points lie
+/// within a few µm of each other, the same point stays the deepest from step to step.
+constexpr double kManifoldDepthBin = 1e-6;
+
+/// Floats ordered as unsigned integers: a larger float gives a larger integer.
+SMASH_HD unsigned orderedFloatBits(float f) {
+  unsigned u = 0;
+  memcpy(&u, &f, sizeof u);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/// A point's key for one criterion: the score (rounded to float) in the high word, the inverted
+/// identity in the low word. Never 0 for a finite score.
+SMASH_HD ManifoldKey manifoldKey(float score, int side, int particle) {
+  const unsigned id = (static_cast<unsigned>(side) << 30) | static_cast<unsigned>(particle);
+  return (static_cast<ManifoldKey>(orderedFloatBits(score)) << 32) | static_cast<ManifoldKey>(0xFFFFFFFFu - id);
+}
+SMASH_HD unsigned manifoldIdentity(ManifoldKey key) { return 0xFFFFFFFFu - static_cast<unsigned>(key & 0xFFFFFFFFu); }
+SMASH_HD int manifoldSide(ManifoldKey key) { return static_cast<int>(manifoldIdentity(key) >> 30); }
+SMASH_HD int manifoldParticle(ManifoldKey key) { return static_cast<int>(manifoldIdentity(key) & 0x3FFFFFFFu); }
+
+/// The pair's manifold frame: the normal axis (0, 1, 2) of the frame body nearest the line to the
+/// other body's centre `towards` (in the frame body's frame), the first of the largest.
+template <class T>
+SMASH_HD int manifoldNormalAxis(const Vec3<T>& towards) {
+  const T x = towards.x < T(0) ? -towards.x : towards.x;
+  const T y = towards.y < T(0) ? -towards.y : towards.y;
+  const T z = towards.z < T(0) ? -towards.z : towards.z;
+  return (x >= y && x >= z) ? 0 : (y >= z ? 1 : 2);
+}
+
+/// Keeps in `best` the larger of each criterion's key and the point's: `u` is the point relative
+/// to the midpoint of the centres, in the frame body's frame; `axis` the normal axis; `phi` its
+/// signed distance; `radius` the frame body's bounding radius. Criteria 2q and 2q + 1 are
+/// quadrant q's deepest and extreme (q: the signs of the two tangent coordinates).
+template <class T>
+SMASH_HD void keepManifoldKeys(ManifoldKey (&best)[kManifoldCriteria], const Vec3<T>& u, int axis, T phi, T radius,
+                               int side, int particle) {
+  const T t1 = axis == 0 ? u.y : u.x, t2 = axis == 2 ? u.y : u.z;
+  const int q = (t1 < T(0) ? 1 : 0) + (t2 < T(0) ? 2 : 0);
+  const ManifoldKey deepest = manifoldKey(static_cast<float>(floor(-phi / (T(kManifoldDepthBin) * radius))), side, particle);
+  if (deepest > best[2 * q]) best[2 * q] = deepest;
+  const T extent = (t1 < T(0) ? -t1 : t1) + (t2 < T(0) ? -t2 : t2) - T(kManifoldDepthWeight) * phi;
+  const ManifoldKey extreme = manifoldKey(static_cast<float>(extent), side, particle);
+  if (extreme > best[2 * q + 1]) best[2 * q + 1] = extreme;
+}
+
+/// The distinct winners of `best` (in criterion order, the deepest overall moved first): their
+/// keys in `winners`; returns how many.
+SMASH_HD int manifoldWinners(const ManifoldKey (&best)[kManifoldCriteria], ManifoldKey (&winners)[kManifoldCriteria]) {
+  int n = 0;
+  for (int k = 0; k < kManifoldCriteria; ++k) {
+    if (best[k] == 0) continue;
+    bool seen = false;
+    for (int j = 0; j < n; ++j) seen = seen || manifoldIdentity(winners[j]) == manifoldIdentity(best[k]);
+    if (!seen) winners[n++] = best[k];
+  }
+  // The deepest overall (the largest quadrant-deepest key's score; its identity on a tie) first:
+  // chooseManifold keeps it whatever the capacity.
+  int first = -1;
+  for (int k = 0; k < kManifoldCriteria; k += 2)
+    if (best[k] != 0 && (first < 0 || best[k] > best[first])) first = k;
+  if (first >= 0)
+    for (int j = 0; j < n; ++j)
+      if (manifoldIdentity(winners[j]) == manifoldIdentity(best[first])) {
+        const ManifoldKey w = winners[j];
+        for (int i = j; i > 0; --i) winners[i] = winners[i - 1];
+        winners[0] = w;
+        break;
+      }
+  return n;
+}
+
+/// Greedy spread: of `n` winners at `points` (the deepest first), keeps the deepest, then
+/// repeatedly the one farthest from those kept (the largest least squared distance; ties to the
+/// earlier), at most `capacity`. Writes the kept winners' indices to `order`; returns how many.
+template <class T>
+SMASH_HD int chooseManifold(const Vec3<T> (&points)[kManifoldCriteria], int n, int capacity,
+                            int (&order)[kManifoldCriteria]) {
+  if (n == 0 || capacity <= 0) return 0;
+  T least[kManifoldCriteria];
+  bool taken[kManifoldCriteria];
+  for (int j = 0; j < n; ++j) taken[j] = false;
+  order[0] = 0;
+  taken[0] = true;
+  int kept = 1;
+  for (int j = 1; j < n; ++j) {
+    const Vec3<T> d = points[j] - points[0];
+    least[j] = glm::dot(d, d);
+  }
+  while (kept < capacity && kept < n) {
+    int far = -1;
+    for (int j = 1; j < n; ++j)
+      if (!taken[j] && (far < 0 || least[j] > least[far])) far = j;
+    taken[far] = true;
+    order[kept++] = far;
+    for (int j = 1; j < n; ++j) {
+      const Vec3<T> d = points[j] - points[far];
+      const T d2 = glm::dot(d, d);
+      if (!taken[j] && d2 < least[j]) least[j] = d2;
+    }
+  }
+  return kept;
 }
 
 /// Keeps at most `capacity` contacts in `slots`: appends while there is room, then a new contact

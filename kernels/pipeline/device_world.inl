@@ -340,7 +340,6 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::previousPairKeys_, cap);
       fixed(&DeviceWorld::pairContactCount_, cap);
       fixed(&DeviceWorld::previousPairContactCount_, cap);
-      fixed(&DeviceWorld::pairDropped_, cap);
       fixed(&DeviceWorld::incidenceBody_, 2 * cap);
       fixed(&DeviceWorld::incidencePair_, 2 * cap);
       fixed(&DeviceWorld::onA_, cap);
@@ -349,10 +348,7 @@ class DeviceWorld final : public World {
       // capacity they would be the largest buffer by far.
       visit(&DeviceWorld::pairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
       visit(&DeviceWorld::previousPairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
-      if (z.wideNarrowPhase) {  // the wide narrow phase's per-element counts, grow-only too
-        visit(&DeviceWorld::narrowCount_, std::size_t(0), 4 * nb * 2 * z.narrowChunks + 1);
-        visit(&DeviceWorld::narrowOffset_, std::size_t(0), 4 * nb * 2 * z.narrowChunks + 1);
-      }
+      if (z.wideNarrowPhase) fixed(&DeviceWorld::pairSelect_, cap * kManifoldCriteria);  // the manifolds' keys
     }
   }
 
@@ -537,26 +533,21 @@ class DeviceWorld final : public World {
     stage(kNarrowPhase, [&] {
       const long long elements = static_cast<long long>(pairCount_) * 2 * narrowChunks_;
       if (wideNarrowPhase_ && elements < 0x7fffffff) {
-        // One element per (pair, side, chunk) (step_kernels.h "Narrow phase, wide"): counts, a
-        // scan that places every point, a scatter; pairs with more points than slots fall back.
-        grow(narrowCount_, static_cast<std::size_t>(elements) + 1);
-        grow(narrowOffset_, static_cast<std::size_t>(elements) + 1);
-        p = params();
+        // One element per (pair, side, chunk) (step_kernels.h "Narrow phase, wide"): each ranks
+        // its points and merges its winners into the pair's keys; then each pair writes its
+        // manifold (math/contact_solver.h).
         const int n = static_cast<int>(elements);
         // Bytes: a pair's 2 × narrowChunks elements are neighbouring threads reading the same key
-        // and bodies (one DRAM read per pair); each writes a count. The shapes' rest offsets and
-        // baked fields are read by every pair of those shapes and stay in L2 (a scene has a few
-        // shapes), as for PairContactsOf. The scatter adds the scanned offsets and the points.
-        const double pairBytes = pairs * (8 + 2 * BD);
-        launch("NarrowChunkCounts", n, NarrowChunkCounts{p}, pairBytes + n * 4.0);
-        launch("SweptNarrowChunkCounts", n, SweptNarrowChunkCounts{p}, 2 * pairBytes);
-        collective("scan (pair points per chunk)", [&] {
-          System::exclusiveScan(exec(), p.narrowCount, n + 1, p.narrowOffset);
-        }, kScanLaunches, n + 1, (n + 1) * 8.0);
-        const double points = census_ ? censusSum(narrowCount_, n) : 0;
-        launch("NarrowChunkScatter", n, NarrowChunkScatter{p}, pairBytes + n * (4 + 8.0) + points * PC);
-        launch("SweptNarrowChunkScatter", n, SweptNarrowChunkScatter{p}, 2 * pairBytes + n * 4.0);
-        launch("NarrowPairTotals", pairCount_, NarrowPairTotals{p}, pairs * (8 + 8 + 8.0));
+        // and bodies (one DRAM read per pair); each merges at most 9 keys of 8 B. The shapes'
+        // rest offsets and baked fields are read by every pair of those shapes and stay in L2 (a
+        // scene has a few shapes), as for PairContactsOf. The manifold writes its points.
+        const double pairBytes = pairs * (8 + 2 * BD), keyBytes = pairs * kManifoldCriteria * 8.0;
+        launch("ClearManifoldKeys", pairCount_, ClearManifoldKeys{p}, keyBytes);
+        launch("NarrowChunkRanks", n, NarrowChunkRanks{p}, pairBytes + 2 * keyBytes);
+        launch("SweptNarrowChunkRanks", n, SweptNarrowChunkRanks{p}, 2 * pairBytes);
+        launch("PairManifold", pairCount_, PairManifold{p}, pairBytes + keyBytes, double(kManifoldCriteria));
+        // For the model only: the points the manifolds wrote (known after the launch).
+        if (census_) record("PairManifold", 0, 0, censusSum(pairContactCount_, pairCount_) * PC);
       } else {  // the per-body layout (or more elements than 32-bit indices: the same points)
         launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),
                2.0 * static_cast<double>(position_.size()) / nb);
@@ -1074,11 +1065,9 @@ class DeviceWorld final : public World {
     p.pairCount = pairCount_;
     p.pairContacts = raw(pairContacts_);
     p.pairContactCount = raw(pairContactCount_);
-    p.pairDropped = raw(pairDropped_);
     p.pairContactCapacity = s.maxContactsPerPair;
     p.narrowChunks = narrowChunks_;
-    p.narrowCount = raw(narrowCount_);
-    p.narrowOffset = raw(narrowOffset_);
+    p.pairSelect = raw(pairSelect_);
     p.previousPairKeys = raw(previousPairKeys_);
     p.previousPairCount = previousPairCount_;
     p.previousPairContacts = raw(previousPairContacts_);
@@ -1293,7 +1282,7 @@ class DeviceWorld final : public World {
   int cellBuckets_ = 1;
   int narrowChunks_ = 0;
   bool wideNarrowPhase_ = false;
-  Vector<int> narrowCount_, narrowOffset_;  // the wide narrow phase's per-element counts, scanned
+  Vector<ManifoldKey> pairSelect_;  // the wide narrow phase's manifold keys (pairs × kManifoldCriteria)
   float cellSize_ = 1;
   // contactOverflowPairs_: pair contact points dropped as counted by builds before the count moved
   // onto the device (per body, in overflow_); it only carries what an older state file holds.
@@ -1301,7 +1290,7 @@ class DeviceWorld final : public World {
   int pairCount_ = 0, previousPairCount_ = 0;
   Vector<long long> pairKeys_, previousPairKeys_;
   Vector<PairContact<float>> pairContacts_, previousPairContacts_;
-  Vector<int> pairContactCount_, previousPairContactCount_, pairDropped_;
+  Vector<int> pairContactCount_, previousPairContactCount_;
   Vector<ContactSlot> previousContacts_;
   Vector<int> colliderCount_, previousColliderCount_;
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;

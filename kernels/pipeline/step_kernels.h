@@ -162,11 +162,9 @@ struct StepParams {
   int pairCount = 0;                          // this step's pairs (≤ pairCapacity)
   PairContact<float>* pairContacts = nullptr; // (pairCount × pairContactCapacity)
   int* pairContactCount = nullptr;            // (pairCount)
-  int* pairDropped = nullptr;                 // (pairCount) contacts dropped by the cap
-  int pairContactCapacity = 0;
+  int pairContactCapacity = 0;                // points of a pair's manifold (≤ kManifoldPoints)
   int narrowChunks = 0;                       // most chunks (≤ kMatchChunk particles) of any shape
-  int* narrowCount = nullptr;                 // (pairCount × 2 narrowChunks + 1) points per element
-  int* narrowOffset = nullptr;                // exclusive scan of narrowCount
+  ManifoldKey* pairSelect = nullptr;          // (pairCount × kManifoldCriteria) the manifold's keys
   const long long* previousPairKeys = nullptr;  // last step's pairs (sorted), for warm starting
   int previousPairCount = 0;
   const PairContact<float>* previousPairContacts = nullptr;
@@ -925,38 +923,95 @@ SMASH_HD bool pairSideSwept(const StepParams& p, const BodyData& A, const BodyDa
   return maySweep(travel, theirs.thickness);
 }
 
-/// Narrow phase of pair q in one thread (the per-body layout, and the wide layout's pairs with
-/// more points than their slots): a's particles, then b's, kept to the deepest pairContactCapacity.
+/// The frame pair (A, B)'s manifold is ranked in (math/contact_solver.h, "Contact manifold"):
+/// the smaller body's (A's on a tie; the reference decides the same way on the same float radii),
+/// its normal axis, the midpoint of the centres.
+struct ManifoldFrame {
+  M3 toFrame;   // the frame body's Rᵀ
+  V3 halfAB;    // (c_B − c_A) / 2: a point's offset from the midpoint is r_a − halfAB
+  int axis;
+  float radius;
+};
+SMASH_HD ManifoldFrame manifoldFrameOf(const StepParams& p, const BodyData& A, const BodyData& B) {
+  const bool frameIsB = p.shapes[B.shape].radius < p.shapes[A.shape].radius;
+  const BodyData& frame = frameIsB ? B : A;
+  ManifoldFrame f;
+  f.toFrame = glm::transpose(frame.rotation);
+  f.halfAB = 0.5f * (B.centre - A.centre);
+  f.axis = manifoldNormalAxis(V3(f.toFrame * (B.centre - A.centre)));
+  f.radius = p.shapes[frame.shape].radius;
+  return f;
+}
+
+/// Ranks contact point c for the manifold.
+SMASH_HD void rankManifoldPoint(const ManifoldFrame& f, const PairContact<float>& c, ManifoldKey (&best)[kManifoldCriteria]) {
+  keepManifoldKeys(best, V3(f.toFrame * (c.ra - f.halfAB)), f.axis, c.phi, f.radius, c.feature, c.particle);
+}
+
+/// Writes pair q's manifold from its criteria's winners `best`: the distinct winners (the
+/// deepest first; if max_contacts_per_pair is below 8, those chosen for spread by chooseManifold
+/// on their positions), then their contact points computed again — the same function on the same
+/// inputs as when they were ranked.
+SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best)[kManifoldCriteria]) {
+  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const BodyData& A = p.bodies[a];
+  const BodyData& B = p.bodies[b];
+  ManifoldKey winners[kManifoldCriteria] = {};
+  const int n = manifoldWinners(best, winners);
+  V3 points[kManifoldCriteria];
+  for (int j = 0; j < n; ++j) {
+    const BodyData& self = manifoldSide(winners[j]) == 0 ? A : B;
+    const V3 r = xyz(p.rest[p.shapes[self.shape].restOffset + manifoldParticle(winners[j])]);
+    points[j] = (self.centre - A.centre) + self.rotation * r;
+  }
+  int order[kManifoldCriteria] = {};
+  const int kept = chooseManifold(points, n, p.pairContactCapacity, order);
+  const float margin = pairMargin(p, A, B);
+  const bool swept[2] = {pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], 0),
+                         pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], 1)};
+  PairContact<float>* slots = slotsOf(p, q);
+  int count = 0;
+  for (int j = 0; j < kept; ++j) {
+    const ManifoldKey key = winners[order[j]];
+    const int side = manifoldSide(key);
+    // Found within the margin when ranked; computed again the same way it is again (nvcc may
+    // contract two kernels' arithmetic differently: a point no longer within is left out).
+    PairContact<float> c;
+    if (pairContactAt(p, A, B, a, b, side, manifoldParticle(key), margin, swept[side], c)) slots[count++] = c;
+  }
+  p.pairContactCount[q] = count;
+}
+
+/// Narrow phase of pair q in one thread (the per-body layout, pairs of more elements than 32-bit
+/// indices, pairs whose island woke): every particle of a, then of b, ranked for the manifold.
 /// Two sleeping bodies are not tested (math/sleep.h).
 struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
-    const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
-    const BodyData& A0 = p.bodiesStart[pairA(p, p.pairKeys[q])];
-    const BodyData& B0 = p.bodiesStart[pairB(p, p.pairKeys[q])];
-    PairContact<float>* slots = slotsOf(p, q);
-    int count = 0, dropped = 0;
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const BodyData& A = p.bodies[a];
+    const BodyData& B = p.bodies[b];
+    const ManifoldFrame frame = manifoldFrameOf(p, A, B);
+    ManifoldKey best[kManifoldCriteria] = {};
     const float margin = pairMargin(p, A, B);
     for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
       const int n = p.shapes[(side == 0 ? A : B).shape].count;
-      const bool swept = pairSideSwept(p, A, B, A0, B0, side);
+      const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
       for (int i = 0; i < n; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, pairA(p, p.pairKeys[q]), pairB(p, p.pairKeys[q]), side, i, margin, swept, c) && keepDeepest(slots, count, p.pairContactCapacity, c)) ++dropped;
+        if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) rankManifoldPoint(frame, c, best);
       }
     }
-    p.pairContactCount[q] = count;
-    p.pairDropped[q] = dropped;
+    writeManifold(p, q, best);
   }
 };
 
 // Narrow phase, wide (the per-particle layout): one element per (pair, side, chunk of at most
 // kMatchChunk particles) — element e is pair e / (2 K), side (e mod 2 K) / K, chunk e mod K, with
 // K = p.narrowChunks the most chunks of any shape (elements past a body's chunks do nothing). Each
-// counts its candidates within the margin, a scan places them in pair order (a's particles then
-// b's, in order: PairContactsOf's order) and each writes them. A pair with more points than its
-// slots is left to PairContactsOf (keep the deepest), so the result is the same to the bit.
+// ranks its points within the margin and merges its nine winners into the pair's keys by atomic
+// maxima (integers: the result does not depend on the order); then one thread per pair writes
+// the manifold. The keys are those PairContactsOf keeps, so the result is the same to the bit.
 
 /// Element e's pair, side and first particle; false past the end of its body's particles.
 SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side, int& first, int& end) {
@@ -971,82 +1026,69 @@ SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side,
   return first < n && !bothAsleep(p, q);
 }
 
-/// Per element: how many of its particles are contact points (written to narrowCount[e]). Two
-/// kernels, as the collider gathers: the plain one takes the sides that cannot have swept into the
-/// other body this step (and the elements past a body's chunks), the "Swept" one the others.
-template <bool Swept>
-SMASH_HD void narrowChunkCounts(const StepParams& p, int e) {
-  if (!Swept && e == 0) p.narrowCount[static_cast<long long>(p.pairCount) * 2 * p.narrowChunks] = 0;  // the scan's total
-  int q, side, first, end, found = 0;
-  if (!narrowElement(p, e, q, side, first, end)) {
-    if (!Swept) p.narrowCount[e] = 0;
-    return;
+/// The larger of *at and value, stored by any number of threads at once: an atomic maximum of
+/// integers (the same result in any order).
+SMASH_HD void maxShared(ManifoldKey* at, ManifoldKey value) {
+#if defined(__CUDA_ARCH__)
+  atomicMax(at, value);
+#else
+  ManifoldKey current = __atomic_load_n(at, __ATOMIC_RELAXED);
+  while (current < value &&
+         !__atomic_compare_exchange_n(at, &current, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
-  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-  const BodyData& A = p.bodies[a];
-  const BodyData& B = p.bodies[b];
-  const float margin = pairMargin(p, A, B);
-  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side) != Swept) return;
-  for (int i = first; i < end; ++i) {
-    PairContact<float> c;
-    if (pairContactAt<Swept>(p, A, B, a, b, side, i, margin, Swept, c)) ++found;
-  }
-  p.narrowCount[e] = found;
+#endif
 }
-struct NarrowChunkCounts {
-  StepParams p;
-  SMASH_HD void operator()(int e) const { narrowChunkCounts<false>(p, e); }
-};
-struct SweptNarrowChunkCounts {
-  StepParams p;
-  SMASH_HD void operator()(int e) const { narrowChunkCounts<true>(p, e); }
-};
 
-/// Per element: writes its points at their scanned places in the pair's slots, unless the pair
-/// has more points than slots (plain and swept kernels as above).
-template <bool Swept>
-SMASH_HD void narrowChunkScatter(const StepParams& p, int e) {
-  int q, side, first, end;
-  if (!narrowElement(p, e, q, side, first, end)) return;
-  const long long pairFirst = static_cast<long long>(q) * 2 * p.narrowChunks;
-  const int total = p.narrowOffset[pairFirst + 2 * p.narrowChunks] - p.narrowOffset[pairFirst];
-  if (total > p.pairContactCapacity || p.narrowCount[e] == 0) return;
-  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-  const BodyData& A = p.bodies[a];
-  const BodyData& B = p.bodies[b];
-  const float margin = pairMargin(p, A, B);
-  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side) != Swept) return;
-  PairContact<float>* slots = slotsOf(p, q) + (p.narrowOffset[e] - p.narrowOffset[pairFirst]);
-  // Never more than counted, even if a recomputation rounded differently (nvcc may contract
-  // the two kernels' arithmetic differently): the slots past them are another element's.
-  const int counted = p.narrowCount[e];
-  int k = 0;
-  for (int i = first; i < end && k < counted; ++i) {
-    PairContact<float> c;
-    if (pairContactAt<Swept>(p, A, B, a, b, side, i, margin, Swept, c)) slots[k++] = c;
-  }
-}
-struct NarrowChunkScatter {
-  StepParams p;
-  SMASH_HD void operator()(int e) const { narrowChunkScatter<false>(p, e); }
-};
-struct SweptNarrowChunkScatter {
-  StepParams p;
-  SMASH_HD void operator()(int e) const { narrowChunkScatter<true>(p, e); }
-};
-
-/// Per pair: its point count; a pair with more points than slots takes PairContactsOf's path.
-struct NarrowPairTotals {
+/// Per pair, before the elements: no winners yet.
+struct ClearManifoldKeys {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    const long long pairFirst = static_cast<long long>(q) * 2 * p.narrowChunks;
-    const int total = p.narrowOffset[pairFirst + 2 * p.narrowChunks] - p.narrowOffset[pairFirst];
-    if (total > p.pairContactCapacity) {
-      PairContactsOf{p}(q);
-      return;
+    for (int k = 0; k < kManifoldCriteria; ++k) p.pairSelect[static_cast<long long>(q) * kManifoldCriteria + k] = 0;
+  }
+};
+
+/// Per element: ranks its points, merges its winners into the pair's keys. Two kernels, as the
+/// collider gathers: the plain one takes the sides that cannot have swept into the other body
+/// this step, the "Swept" one the others.
+template <bool Swept>
+SMASH_HD void narrowChunkRanks(const StepParams& p, int e) {
+  int q, side, first, end;
+  if (!narrowElement(p, e, q, side, first, end)) return;
+  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const BodyData& A = p.bodies[a];
+  const BodyData& B = p.bodies[b];
+  const float margin = pairMargin(p, A, B);
+  if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side) != Swept) return;
+  const ManifoldFrame frame = manifoldFrameOf(p, A, B);
+  ManifoldKey best[kManifoldCriteria] = {};
+  bool any = false;
+  for (int i = first; i < end; ++i) {
+    PairContact<float> c;
+    if (pairContactAt<Swept>(p, A, B, a, b, side, i, margin, Swept, c)) {
+      rankManifoldPoint(frame, c, best);
+      any = true;
     }
-    p.pairContactCount[q] = total;
-    p.pairDropped[q] = 0;
+  }
+  if (!any) return;
+  ManifoldKey* keys = p.pairSelect + static_cast<long long>(q) * kManifoldCriteria;
+  for (int k = 0; k < kManifoldCriteria; ++k) maxShared(keys + k, best[k]);
+}
+struct NarrowChunkRanks {
+  StepParams p;
+  SMASH_HD void operator()(int e) const { narrowChunkRanks<false>(p, e); }
+};
+struct SweptNarrowChunkRanks {
+  StepParams p;
+  SMASH_HD void operator()(int e) const { narrowChunkRanks<true>(p, e); }
+};
+
+/// Per pair, after the elements: the manifold from the merged keys.
+struct PairManifold {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    ManifoldKey best[kManifoldCriteria];
+    for (int k = 0; k < kManifoldCriteria; ++k) best[k] = p.pairSelect[static_cast<long long>(q) * kManifoldCriteria + k];
+    writeManifold(p, q, best);
   }
 };
 
@@ -1351,14 +1393,7 @@ struct ShockPositions {
 struct FinishPairBodies {
   StepParams p;
   SMASH_HD void operator()(int b) const {
-    if (p.split[b] == 0) {
-      // A sleeping body does not move; the points its pairs dropped are still counted.
-      long long dropped = 0;
-      for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1] && p.bodies[b].asleep; ++k)
-        if (pairA(p, p.pairKeys[p.incidencePair[k]]) == b) dropped += p.pairDropped[p.incidencePair[k]];
-      if (dropped) p.contactOverflow[b] += dropped;
-      return;
-    }
+    if (p.split[b] == 0) return;
     BodyData body = p.bodies[b];
     const BodyData& predicted = p.bodiesPredicted[b];
     moveWithVelocityChange(body.centre, body.rotation, body.velocity - predicted.velocity,
@@ -1373,11 +1408,8 @@ struct FinishPairBodies {
       body.centre += bounce * normal;
     }
     V3 move(0.0f);
-    long long dropped = 0;
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
-      // Contact points a pair dropped are counted on the device, on the pair's body a.
-      if (pairA(p, p.pairKeys[q]) == b) dropped += p.pairDropped[q];
       const int count = p.pairContactCount[q];
       if (count == 0) continue;
       if (p.shockLevels > 0 && (carries(p, p.shockLevel, q, pairA(p, p.pairKeys[q])) ||
@@ -1397,7 +1429,6 @@ struct FinishPairBodies {
       else
         move -= (depth * wb / (wa + wb)) * c[deepest].normal;
     }
-    if (dropped) p.contactOverflow[b] += dropped;
     body.centre += move / float(p.split[b]);
     if (p.colliderContacts) pushOut(p, body);
     p.bodies[b] = body;

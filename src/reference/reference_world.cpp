@@ -412,13 +412,27 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::broadPhase() {
   return pairs;
 }
 
+static_assert(kManifoldPoints == 8, "scene.cpp reads max_contacts_per_pair in [1, kManifoldPoints]");
+
 void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>& start) {
   // physics.md §6: every particle of one body against φ of the other, φ_j(x) = φ_ref_j(R_jᵀ(x − c_j)),
-  // first a's particles in b's field, then b's in a's. The normal points from b towards a.
+  // first a's particles in b's field, then b's in a's. The normal points from b towards a. Of
+  // the points within the margin the manifold keeps at most max_contacts_per_pair
+  // (math/contact_solver.h, "Contact manifold"): ranked in the frame of the smaller body.
   const double margin = contactMargin() + speculative(pair.a) + speculative(pair.b);
-  const int capacity = scene_.solver.maxContactsPerPair;
-  pair.contacts.assign(static_cast<std::size_t>(capacity), PairContact<double>{});
-  int count = 0;
+  // The radii as the backends hold them (DeviceWorld's ShapeData: padded, in float).
+  auto radiusOf = [&](std::size_t b) {
+    return static_cast<float>(scene_.shapes[scene_.bodies[b].shape].boundingRadius * (1 + 1e-6) + 1e-6);
+  };
+  const float radiusA = radiusOf(pair.a), radiusB = radiusOf(pair.b);
+  const bool frameIsB = radiusB < radiusA;
+  const BodyState& frame = bodies_[frameIsB ? pair.b : pair.a];
+  const glm::dmat3 toFrame = glm::transpose(frame.rotation);
+  const glm::dvec3 halfAB = 0.5 * (bodies_[pair.b].centre - bodies_[pair.a].centre);
+  const int axis = manifoldNormalAxis(glm::dvec3(toFrame * (bodies_[pair.b].centre - bodies_[pair.a].centre)));
+  const double frameRadius = double(frameIsB ? radiusB : radiusA);
+  ManifoldKey best[kManifoldCriteria] = {};
+  PairContact<double> winner[kManifoldCriteria]{};
   auto test = [&](std::size_t self, std::size_t other, double sign, int side) {
     const Shape& mine = scene_.shapes[scene_.bodies[self].shape];
     const Shape& theirs = scene_.shapes[scene_.bodies[other].shape];
@@ -445,12 +459,33 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
       c.phi = f.phi;
       c.particle = static_cast<int>(i);
       c.feature = side;
-      if (keepDeepest(pair.contacts.data(), count, capacity, c)) ++contactOverflow_;
+      ManifoldKey keys[kManifoldCriteria] = {};
+      keepManifoldKeys(keys, glm::dvec3(toFrame * (c.ra - halfAB)), axis, c.phi, frameRadius, side, c.particle);
+      for (int k = 0; k < kManifoldCriteria; ++k)
+        if (keys[k] > best[k]) {
+          best[k] = keys[k];
+          winner[k] = c;
+        }
     }
   };
   test(pair.a, pair.b, 1.0, 0);
   test(pair.b, pair.a, -1.0, 1);
-  pair.contacts.resize(static_cast<std::size_t>(count));
+  // The distinct winners, the deepest first, then the greedy spread of math/contact_solver.h.
+  ManifoldKey winners[kManifoldCriteria] = {};
+  const int n = manifoldWinners(best, winners);
+  glm::dvec3 points[kManifoldCriteria];
+  PairContact<double> chosen[kManifoldCriteria]{};
+  for (int j = 0; j < n; ++j)
+    for (int k = 0; k < kManifoldCriteria; ++k)
+      if (best[k] != 0 && manifoldIdentity(best[k]) == manifoldIdentity(winners[j])) {
+        chosen[j] = winner[k];
+        points[j] = winner[k].ra;
+        break;
+      }
+  int order[kManifoldCriteria] = {};
+  const int kept = chooseManifold(points, n, scene_.solver.maxContactsPerPair, order);
+  pair.contacts.clear();
+  for (int j = 0; j < kept; ++j) pair.contacts.push_back(chosen[order[j]]);
 }
 
 SolverBody<double> ReferenceWorld::solverBody(std::size_t b, int split) const {

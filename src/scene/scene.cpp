@@ -391,7 +391,8 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.contactIterations = static_cast<int>(f.integer("contact_iterations", 32, 1, 1000));
   s.bodyContacts = f.boolean("body_contacts", true);
   s.maxPairsPerBody = static_cast<int>(f.integer("max_pairs_per_body", 16, 1, 1024));
-  s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 64, 1, 4096));
+  // At most a contact manifold's points (kManifoldPoints, math/contact_solver.h).
+  s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 8, 1, 8));
   s.shockLevels = static_cast<int>(f.integer("shock_levels", 16, 0, 64));
   s.sleep = f.boolean("sleep", true);
   s.sleepSpeed = f.nonNegative("sleep_speed", 0.03);

@@ -59,8 +59,8 @@ struct SolverSettings {
   bool bodyContacts = true;
   /// Broad-phase candidate pairs the buffer holds, per body (sized up front; overflow counted).
   int maxPairsPerBody = 16;
-  /// Contact points kept per body pair (the deepest; overflow counted).
-  int maxContactsPerPair = 64;
+  /// Points of a body pair's contact manifold (the deepest and the extremes, at most 8).
+  int maxContactsPerPair = 8;
   /// Levels of shock propagation after the contact rounds (contact_solver.h): bodies at contact-
   /// graph distance k < shockLevels from a collider are solved against what carries them as
   /// static; 0 turns it off.
