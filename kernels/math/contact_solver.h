@@ -501,33 +501,40 @@ SMASH_HD void pushOutOfColliders(const Collider<T>* colliders, int colliderCount
 // ---------------------------------------------------------------------------------------------
 // Contact manifold of a body pair (docs/physics.md §6, "Contact manifold"). Of all the pair's
 // points within the margin — often a hundred on a face-to-face contact — at most kManifoldPoints
-// are solved. They are chosen in the frame of the pair's smaller body: its axis nearest the line
-// between the two centres is the pair's normal axis, the other two span its tangent plane, and
-// the midpoint of the centres splits that plane into four quadrants. Per quadrant two points: the
-// deepest (a point that touches, wherever the baked fields round a rim), and the extreme along
-// the quadrant's diagonal, less kManifoldDepthWeight φ (the corner of a face-to-face patch, not a
-// point behind its rim). Each point is ranked for each criterion by a 64-bit key (larger wins;
-// ties go to the lower side, then the lower particle index), so the winners do not depend on the
-// order the points are visited in: one thread per pair keeps the largest keys, the wide narrow
-// phase reduces chunks of points by integer atomic maxima, the reference keeps them in double —
-// the same manifold. A point keeps its identity (side, particle) from step to step, so the same
-// points are chosen again and warm starting holds.
+// are solved: the four deepest (a deep, tangled contact of two non-convex bodies needs several
+// of its deepest points held), and four extremes that span the patch. The extremes are chosen in
+// the frame of the pair's smaller body: its axis nearest the last step's deepest normal (for a
+// new pair, the line between the centres) is the normal axis, the other two span the tangent
+// plane, which the last step's deepest point (the midpoint of the centres) splits into four
+// quadrants; in each, the point farthest out along the quadrant's diagonal, less
+// kManifoldDepthWeight times its gap (a corner of a face-to-face patch that touches, not a point
+// behind its rim). Each point is ranked by 64-bit keys (larger wins; ties go to the lower side,
+// then the lower particle index), so the winners do not depend on the order the points are
+// visited in: one thread per pair keeps the largest keys, the wide narrow phase merges chunks'
+// keys, the reference keeps them in double — the same manifold. A point keeps its identity
+// (side, particle) from step to step, so the same points are chosen again and warm starting
+// holds.
+//
+// Measured on the 100-body pile and the five-box stack (docs/solver.md, "Contact manifold"):
+// the eight deepest alone rock a stack (on a resting face the deepest change with every µm);
+// the deepest of each quadrant or of eight sectors around the deepest leave a tangled pile 5 mm
+// to 2 cm deep (the deepest points cluster in one or two of them); the two deepest too.
 
 constexpr int kManifoldPoints = 8;     ///< most points of a pair's manifold (max_contacts_per_pair ≤ it)
-constexpr int kManifoldCriteria = 8;   ///< per quadrant: the deepest, the extreme along its diagonal
+constexpr int kManifoldDeepest = 4;    ///< criteria 0–3: the four deepest, deepest first
+constexpr int kManifoldCriteria = 8;   ///< and 4–7: the extreme of each quadrant
 using ManifoldKey = unsigned long long;  ///< 0: no point
 
-/// How much a point's distance from the other surface counts against its extent along a
-/// quadrant's diagonal: a point 1 mm farther away must reach 64 mm farther out to be the extreme.
-/// Points within the margin but apart are speculative and hold nothing up at rest; the baked
-/// fields round a box's rim, so its corners read up to a millimetre apart. (Measured on the
-/// five-box stack: with 2 the extremes were points on the boxes' sides, with 16 and 32 corners
-/// that read as gaps, and the stack rocked.)
+/// How much a point's gap (φ > 0) counts against its extent along a quadrant's diagonal: a point
+/// 1 mm apart must reach 64 mm farther out to be the extreme. Points within the margin but
+/// apart are speculative and hold nothing up at rest, and the baked fields round a box's rim, so
+/// its corners read up to a millimetre apart. (With 2 the extremes of a stack's faces were points
+/// on the boxes' sides; with 16 and 32, corners that read as gaps: the stack rocked.)
 constexpr double kManifoldDepthWeight = 64;
 
-/// The deepest point of a quadrant is ranked by its depth in bins of this fraction of the frame
-/// body's bounding radius, ties to the lower identity: on a resting face, where many points lie
-/// within a few µm of each other, the same point stays the deepest from step to step.
+/// The deepest points are ranked by their depth in bins of this fraction of the frame body's
+/// bounding radius (0.1 µm for a 0.2 m box), ties to the lower identity: rounding below it does
+/// not reorder them.
 constexpr double kManifoldDepthBin = 1e-6;
 
 /// Floats ordered as unsigned integers: a larger float gives a larger integer.
@@ -547,8 +554,8 @@ SMASH_HD unsigned manifoldIdentity(ManifoldKey key) { return 0xFFFFFFFFu - stati
 SMASH_HD int manifoldSide(ManifoldKey key) { return static_cast<int>(manifoldIdentity(key) >> 30); }
 SMASH_HD int manifoldParticle(ManifoldKey key) { return static_cast<int>(manifoldIdentity(key) & 0x3FFFFFFFu); }
 
-/// The pair's manifold frame: the normal axis (0, 1, 2) of the frame body nearest the line to the
-/// other body's centre `towards` (in the frame body's frame), the first of the largest.
+/// The pair's normal axis: the frame body's axis (0, 1, 2) nearest `towards` (in its frame), the
+/// first of the largest.
 template <class T>
 SMASH_HD int manifoldNormalAxis(const Vec3<T>& towards) {
   const T x = towards.x < T(0) ? -towards.x : towards.x;
@@ -557,24 +564,38 @@ SMASH_HD int manifoldNormalAxis(const Vec3<T>& towards) {
   return (x >= y && x >= z) ? 0 : (y >= z ? 1 : 2);
 }
 
-/// Keeps in `best` the larger of each criterion's key and the point's: `u` is the point relative
-/// to the midpoint of the centres, in the frame body's frame; `axis` the normal axis; `phi` its
-/// signed distance; `radius` the frame body's bounding radius. Criteria 2q and 2q + 1 are
-/// quadrant q's deepest and extreme (q: the signs of the two tangent coordinates).
+/// Inserts `key` into the descending list best[0 .. kManifoldDeepest) (a key already there, or
+/// smaller than the last, changes nothing). Merging lists this way gives the largest keys of
+/// their union, whatever the order.
+SMASH_HD void insertDeepest(ManifoldKey* best, ManifoldKey key) {
+  if (key <= best[kManifoldDeepest - 1]) return;
+  for (int j = 0; j < kManifoldDeepest; ++j) {
+    if (key == best[j]) return;
+    if (key > best[j]) {
+      for (int i = kManifoldDeepest - 1; i > j; --i) best[i] = best[i - 1];
+      best[j] = key;
+      return;
+    }
+  }
+}
+
+/// Ranks a point into `best`: `u` is the point relative to the quadrants' origin, in the frame
+/// body's frame; `axis` the normal axis; `phi` its signed distance; `radius` the frame body's
+/// bounding radius.
 template <class T>
 SMASH_HD void keepManifoldKeys(ManifoldKey (&best)[kManifoldCriteria], const Vec3<T>& u, int axis, T phi, T radius,
                                int side, int particle) {
+  insertDeepest(best, manifoldKey(static_cast<float>(floor(-phi / (T(kManifoldDepthBin) * radius))), side, particle));
   const T t1 = axis == 0 ? u.y : u.x, t2 = axis == 2 ? u.y : u.z;
   const int q = (t1 < T(0) ? 1 : 0) + (t2 < T(0) ? 2 : 0);
-  const ManifoldKey deepest = manifoldKey(static_cast<float>(floor(-phi / (T(kManifoldDepthBin) * radius))), side, particle);
-  if (deepest > best[2 * q]) best[2 * q] = deepest;
-  const T extent = (t1 < T(0) ? -t1 : t1) + (t2 < T(0) ? -t2 : t2) - T(kManifoldDepthWeight) * phi;
+  const T gap = phi > T(0) ? phi : T(0);
+  const T extent = (t1 < T(0) ? -t1 : t1) + (t2 < T(0) ? -t2 : t2) - T(kManifoldDepthWeight) * gap;
   const ManifoldKey extreme = manifoldKey(static_cast<float>(extent), side, particle);
-  if (extreme > best[2 * q + 1]) best[2 * q + 1] = extreme;
+  if (extreme > best[kManifoldDeepest + q]) best[kManifoldDeepest + q] = extreme;
 }
 
-/// The distinct winners of `best` (in criterion order, the deepest overall moved first): their
-/// keys in `winners`; returns how many.
+/// The distinct winners of `best` in criterion order (the deepest first): their keys in
+/// `winners`; returns how many.
 SMASH_HD int manifoldWinners(const ManifoldKey (&best)[kManifoldCriteria], ManifoldKey (&winners)[kManifoldCriteria]) {
   int n = 0;
   for (int k = 0; k < kManifoldCriteria; ++k) {
@@ -583,19 +604,6 @@ SMASH_HD int manifoldWinners(const ManifoldKey (&best)[kManifoldCriteria], Manif
     for (int j = 0; j < n; ++j) seen = seen || manifoldIdentity(winners[j]) == manifoldIdentity(best[k]);
     if (!seen) winners[n++] = best[k];
   }
-  // The deepest overall (the largest quadrant-deepest key's score; its identity on a tie) first:
-  // chooseManifold keeps it whatever the capacity.
-  int first = -1;
-  for (int k = 0; k < kManifoldCriteria; k += 2)
-    if (best[k] != 0 && (first < 0 || best[k] > best[first])) first = k;
-  if (first >= 0)
-    for (int j = 0; j < n; ++j)
-      if (manifoldIdentity(winners[j]) == manifoldIdentity(best[first])) {
-        const ManifoldKey w = winners[j];
-        for (int i = j; i > 0; --i) winners[i] = winners[i - 1];
-        winners[0] = w;
-        break;
-      }
   return n;
 }
 

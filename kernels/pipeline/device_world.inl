@@ -348,7 +348,10 @@ class DeviceWorld final : public World {
       // capacity they would be the largest buffer by far.
       visit(&DeviceWorld::pairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
       visit(&DeviceWorld::previousPairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
-      if (z.wideNarrowPhase) fixed(&DeviceWorld::pairSelect_, cap * kManifoldCriteria);  // the manifolds' keys
+      if (z.wideNarrowPhase) {  // the manifolds' quadrant extremes, and each element's deepest (grow-only)
+        fixed(&DeviceWorld::pairExtremes_, cap * (kManifoldCriteria - kManifoldDeepest));
+        visit(&DeviceWorld::elementDeepest_, std::size_t(0), 4 * nb * 2 * z.narrowChunks * kManifoldDeepest);
+      }
     }
   }
 
@@ -534,18 +537,23 @@ class DeviceWorld final : public World {
       const long long elements = static_cast<long long>(pairCount_) * 2 * narrowChunks_;
       if (wideNarrowPhase_ && elements < 0x7fffffff) {
         // One element per (pair, side, chunk) (step_kernels.h "Narrow phase, wide"): each ranks
-        // its points and merges its winners into the pair's keys; then each pair writes its
-        // manifold (math/contact_solver.h).
+        // its points, writes its four deepest and merges its quadrant extremes into the pair's;
+        // then each pair merges its elements' deepest and writes its manifold
+        // (math/contact_solver.h).
+        grow(elementDeepest_, static_cast<std::size_t>(elements) * kManifoldDeepest);
+        p = params();
         const int n = static_cast<int>(elements);
         // Bytes: a pair's 2 × narrowChunks elements are neighbouring threads reading the same key
-        // and bodies (one DRAM read per pair); each merges at most 9 keys of 8 B. The shapes'
-        // rest offsets and baked fields are read by every pair of those shapes and stay in L2 (a
-        // scene has a few shapes), as for PairContactsOf. The manifold writes its points.
-        const double pairBytes = pairs * (8 + 2 * BD), keyBytes = pairs * kManifoldCriteria * 8.0;
-        launch("ClearManifoldKeys", pairCount_, ClearManifoldKeys{p}, keyBytes);
-        launch("NarrowChunkRanks", n, NarrowChunkRanks{p}, pairBytes + 2 * keyBytes);
+        // and bodies (one DRAM read per pair); each writes 4 keys of 8 B and merges 4 more into
+        // the pair's. The shapes' rest offsets and baked fields are read by every pair of those
+        // shapes and stay in L2 (a scene has a few shapes), as for PairContactsOf. The manifold
+        // reads the elements' keys and writes its points.
+        const double pairBytes = pairs * (8 + 2 * BD), extremeBytes = pairs * 4 * 8.0, deepBytes = n * 4 * 8.0;
+        launch("ClearManifoldKeys", n, ClearManifoldKeys{p}, extremeBytes + deepBytes);
+        launch("NarrowChunkRanks", n, NarrowChunkRanks{p}, pairBytes + 2 * extremeBytes + deepBytes);
         launch("SweptNarrowChunkRanks", n, SweptNarrowChunkRanks{p}, 2 * pairBytes);
-        launch("PairManifold", pairCount_, PairManifold{p}, pairBytes + keyBytes, double(kManifoldCriteria));
+        launch("PairManifold", pairCount_, PairManifold{p}, pairBytes + extremeBytes + deepBytes,
+               2.0 * narrowChunks_ * kManifoldDeepest);
         // For the model only: the points the manifolds wrote (known after the launch).
         if (census_) record("PairManifold", 0, 0, censusSum(pairContactCount_, pairCount_) * PC);
       } else {  // the per-body layout (or more elements than 32-bit indices: the same points)
@@ -1067,7 +1075,8 @@ class DeviceWorld final : public World {
     p.pairContactCount = raw(pairContactCount_);
     p.pairContactCapacity = s.maxContactsPerPair;
     p.narrowChunks = narrowChunks_;
-    p.pairSelect = raw(pairSelect_);
+    p.pairExtremes = raw(pairExtremes_);
+    p.elementDeepest = raw(elementDeepest_);
     p.previousPairKeys = raw(previousPairKeys_);
     p.previousPairCount = previousPairCount_;
     p.previousPairContacts = raw(previousPairContacts_);
@@ -1282,7 +1291,8 @@ class DeviceWorld final : public World {
   int cellBuckets_ = 1;
   int narrowChunks_ = 0;
   bool wideNarrowPhase_ = false;
-  Vector<ManifoldKey> pairSelect_;  // the wide narrow phase's manifold keys (pairs × kManifoldCriteria)
+  Vector<ManifoldKey> pairExtremes_;  // the wide narrow phase's quadrant extremes (pairs × 4)
+  Vector<ManifoldKey> elementDeepest_;  // and each element's four deepest (elements × 4), grow-only
   float cellSize_ = 1;
   // contactOverflowPairs_: pair contact points dropped as counted by builds before the count moved
   // onto the device (per body, in overflow_); it only carries what an older state file holds.

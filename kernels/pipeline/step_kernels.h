@@ -164,7 +164,8 @@ struct StepParams {
   int* pairContactCount = nullptr;            // (pairCount)
   int pairContactCapacity = 0;                // points of a pair's manifold (≤ kManifoldPoints)
   int narrowChunks = 0;                       // most chunks (≤ kMatchChunk particles) of any shape
-  ManifoldKey* pairSelect = nullptr;          // (pairCount × kManifoldCriteria) the manifold's keys
+  ManifoldKey* pairExtremes = nullptr;        // (pairCapacity × 4) the wide narrow phase's quadrant extremes
+  ManifoldKey* elementDeepest = nullptr;        // (pairCount × 2 narrowChunks × 4) each element's four deepest
   const long long* previousPairKeys = nullptr;  // last step's pairs (sorted), for warm starting
   int previousPairCount = 0;
   const PairContact<float>* previousPairContacts = nullptr;
@@ -923,29 +924,49 @@ SMASH_HD bool pairSideSwept(const StepParams& p, const BodyData& A, const BodyDa
   return maySweep(travel, theirs.thickness);
 }
 
-/// The frame pair (A, B)'s manifold is ranked in (math/contact_solver.h, "Contact manifold"):
-/// the smaller body's (A's on a tie; the reference decides the same way on the same float radii),
-/// its normal axis, the midpoint of the centres.
+/// Last step's contacts of pair (a, b), by binary search over last step's sorted keys.
+SMASH_HD int previousPair(const StepParams& p, long long key) {
+  int lo = 0, hi = p.previousPairCount;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (p.previousPairKeys[mid] < key) lo = mid + 1; else hi = mid;
+  }
+  return lo < p.previousPairCount && p.previousPairKeys[lo] == key ? lo : -1;
+}
+
+/// The frame pair q = (A, B)'s manifold is ranked in (math/contact_solver.h, "Contact
+/// manifold"): the smaller body's (A's on a tie; the reference decides the same way on the same
+/// float radii); the origin and the normal axis from the deepest point of the pair's manifold in
+/// the last step (where that particle is now, and its normal), or for a new pair the midpoint of
+/// the centres and the line between them.
 struct ManifoldFrame {
-  M3 toFrame;   // the frame body's Rᵀ
-  V3 halfAB;    // (c_B − c_A) / 2: a point's offset from the midpoint is r_a − halfAB
+  M3 toFrame;  // the frame body's Rᵀ
+  V3 origin;   // the quadrants' origin relative to A's centre: a point's offset is r_a − origin
   int axis;
   float radius;
 };
-SMASH_HD ManifoldFrame manifoldFrameOf(const StepParams& p, const BodyData& A, const BodyData& B) {
+SMASH_HD ManifoldFrame manifoldFrameOf(const StepParams& p, int q, const BodyData& A, const BodyData& B) {
   const bool frameIsB = p.shapes[B.shape].radius < p.shapes[A.shape].radius;
   const BodyData& frame = frameIsB ? B : A;
   ManifoldFrame f;
   f.toFrame = glm::transpose(frame.rotation);
-  f.halfAB = 0.5f * (B.centre - A.centre);
-  f.axis = manifoldNormalAxis(V3(f.toFrame * (B.centre - A.centre)));
+  f.origin = 0.5f * (B.centre - A.centre);
+  V3 towards = B.centre - A.centre;
+  const int previous = previousPair(p, p.pairKeys[q]);
+  if (previous >= 0 && p.previousPairContactCount[previous] > 0) {
+    const PairContact<float>& d = p.previousPairContacts[static_cast<long long>(previous) * p.pairContactCapacity];
+    const BodyData& self = d.feature == 0 ? A : B;
+    f.origin = (self.centre - A.centre) + self.rotation * xyz(p.rest[p.shapes[self.shape].restOffset + d.particle]);
+    towards = d.normal;
+  }
+  f.axis = manifoldNormalAxis(V3(f.toFrame * towards));
   f.radius = p.shapes[frame.shape].radius;
   return f;
 }
 
 /// Ranks contact point c for the manifold.
 SMASH_HD void rankManifoldPoint(const ManifoldFrame& f, const PairContact<float>& c, ManifoldKey (&best)[kManifoldCriteria]) {
-  keepManifoldKeys(best, V3(f.toFrame * (c.ra - f.halfAB)), f.axis, c.phi, f.radius, c.feature, c.particle);
+  keepManifoldKeys(best, V3(f.toFrame * (c.ra - f.origin)), f.axis, c.phi, f.radius, c.feature, c.particle);
 }
 
 /// Writes pair q's manifold from its criteria's winners `best`: the distinct winners (the
@@ -991,27 +1012,46 @@ struct PairContactsOf {
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
-    const ManifoldFrame frame = manifoldFrameOf(p, A, B);
+    const ManifoldFrame frame = manifoldFrameOf(p, q, A, B);
     ManifoldKey best[kManifoldCriteria] = {};
+    float dbgMin = 1e9f; int dbgN = 0;
     const float margin = pairMargin(p, A, B);
     for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
       const int n = p.shapes[(side == 0 ? A : B).shape].count;
       const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
       for (int i = 0; i < n; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) rankManifoldPoint(frame, c, best);
+        if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) { rankManifoldPoint(frame, c, best); if (c.phi < dbgMin) dbgMin = c.phi; ++dbgN;
+#ifndef __CUDA_ARCH__
+          if (getenv("SMASH_DBGC") && *p.step == atoi(getenv("SMASH_DBGC"))) fprintf(stderr, "C q%d (%d,%d) phi %.5f ra %.3f %.3f %.3f n %.2f %.2f %.2f\n", q, side, i, c.phi, c.ra.x, c.ra.y, c.ra.z, c.normal.x, c.normal.y, c.normal.z);
+#endif
+        }
       }
     }
     writeManifold(p, q, best);
+#ifndef __CUDA_ARCH__
+    if (getenv("SMASH_DEEP8")) {
+      int cnt = 0; PairContact<float>* sl = slotsOf(p, q);
+      for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
+        const int n = p.shapes[(side == 0 ? A : B).shape].count;
+        const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
+        for (int i = 0; i < n; ++i) { PairContact<float> c; if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) keepDeepest(sl, cnt, atoi(getenv("SMASH_DEEP8")), c); }
+      }
+      p.pairContactCount[q] = cnt;
+    }
+    if (getenv("SMASH_DBG")) { float km = 1e9f; for (int j = 0; j < p.pairContactCount[q]; ++j) km = fminf(km, slotsOf(p, q)[j].phi); if (dbgN) fprintf(stderr, "D %lld q%d cand %d kept %d min %.5f keptmin %.5f\n", (long long)*p.step, q, dbgN, p.pairContactCount[q], dbgMin, km); }
+#endif
   }
 };
 
 // Narrow phase, wide (the per-particle layout): one element per (pair, side, chunk of at most
 // kMatchChunk particles) — element e is pair e / (2 K), side (e mod 2 K) / K, chunk e mod K, with
 // K = p.narrowChunks the most chunks of any shape (elements past a body's chunks do nothing). Each
-// ranks its points within the margin and merges its nine winners into the pair's keys by atomic
-// maxima (integers: the result does not depend on the order); then one thread per pair writes
-// the manifold. The keys are those PairContactsOf keeps, so the result is the same to the bit.
+// ranks its points within the margin: its four deepest keys go to its own slots, its quadrant
+// extremes are merged into the pair's by atomic maxima (integers: the result does not depend on
+// the order). Then one thread per pair merges its elements' deepest (2 K lists of 4 keys, a
+// segmented top-4) and writes the manifold. The keys are those PairContactsOf keeps, so the
+// manifold is the same to the bit.
 
 /// Element e's pair, side and first particle; false past the end of its body's particles.
 SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side, int& first, int& end) {
@@ -1039,17 +1079,23 @@ SMASH_HD void maxShared(ManifoldKey* at, ManifoldKey value) {
 #endif
 }
 
-/// Per pair, before the elements: no winners yet.
+/// Per element, before the ranking: no winners yet (the first element of a pair clears the
+/// pair's extremes).
 struct ClearManifoldKeys {
   StepParams p;
-  SMASH_HD void operator()(int q) const {
-    for (int k = 0; k < kManifoldCriteria; ++k) p.pairSelect[static_cast<long long>(q) * kManifoldCriteria + k] = 0;
+  SMASH_HD void operator()(int e) const {
+    for (int k = 0; k < kManifoldDeepest; ++k) p.elementDeepest[static_cast<long long>(e) * kManifoldDeepest + k] = 0;
+    if (e % (2 * p.narrowChunks) == 0) {
+      const long long q = e / (2 * p.narrowChunks);
+      for (int k = 0; k < kManifoldCriteria - kManifoldDeepest; ++k)
+        p.pairExtremes[q * (kManifoldCriteria - kManifoldDeepest) + k] = 0;
+    }
   }
 };
 
-/// Per element: ranks its points, merges its winners into the pair's keys. Two kernels, as the
-/// collider gathers: the plain one takes the sides that cannot have swept into the other body
-/// this step, the "Swept" one the others.
+/// Per element: ranks its points; writes its four deepest, merges its extremes into the pair's.
+/// Two kernels, as the collider gathers: the plain one takes the sides that cannot have swept
+/// into the other body this step, the "Swept" one the others.
 template <bool Swept>
 SMASH_HD void narrowChunkRanks(const StepParams& p, int e) {
   int q, side, first, end;
@@ -1059,7 +1105,7 @@ SMASH_HD void narrowChunkRanks(const StepParams& p, int e) {
   const BodyData& B = p.bodies[b];
   const float margin = pairMargin(p, A, B);
   if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side) != Swept) return;
-  const ManifoldFrame frame = manifoldFrameOf(p, A, B);
+  const ManifoldFrame frame = manifoldFrameOf(p, q, A, B);
   ManifoldKey best[kManifoldCriteria] = {};
   bool any = false;
   for (int i = first; i < end; ++i) {
@@ -1070,8 +1116,10 @@ SMASH_HD void narrowChunkRanks(const StepParams& p, int e) {
     }
   }
   if (!any) return;
-  ManifoldKey* keys = p.pairSelect + static_cast<long long>(q) * kManifoldCriteria;
-  for (int k = 0; k < kManifoldCriteria; ++k) maxShared(keys + k, best[k]);
+  for (int k = 0; k < kManifoldDeepest; ++k) p.elementDeepest[static_cast<long long>(e) * kManifoldDeepest + k] = best[k];
+  ManifoldKey* extremes = p.pairExtremes + static_cast<long long>(q) * (kManifoldCriteria - kManifoldDeepest);
+  for (int k = kManifoldDeepest; k < kManifoldCriteria; ++k)
+    if (best[k]) maxShared(extremes + (k - kManifoldDeepest), best[k]);
 }
 struct NarrowChunkRanks {
   StepParams p;
@@ -1086,8 +1134,13 @@ struct SweptNarrowChunkRanks {
 struct PairManifold {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    ManifoldKey best[kManifoldCriteria];
-    for (int k = 0; k < kManifoldCriteria; ++k) best[k] = p.pairSelect[static_cast<long long>(q) * kManifoldCriteria + k];
+    ManifoldKey best[kManifoldCriteria] = {};
+    const long long elements = 2LL * p.narrowChunks, first = q * elements;
+    for (long long e = first; e < first + elements; ++e)
+      for (int k = 0; k < kManifoldDeepest && p.elementDeepest[e * kManifoldDeepest + k] != 0; ++k)
+        insertDeepest(best, p.elementDeepest[e * kManifoldDeepest + k]);
+    for (int k = kManifoldDeepest; k < kManifoldCriteria; ++k)
+      best[k] = p.pairExtremes[static_cast<long long>(q) * (kManifoldCriteria - kManifoldDeepest) + (k - kManifoldDeepest)];
     writeManifold(p, q, best);
   }
 };
@@ -1105,16 +1158,6 @@ struct PairIncidences {
 
 SMASH_HD ContactMaterial<float> pairMaterial(const StepParams& p, const BodyData& a, const BodyData& b) {
   return mixMaterials(a.restitution, a.friction, b.restitution, b.friction, p.restitutionThreshold);
-}
-
-/// Last step's contacts of pair (a, b), by binary search over last step's sorted keys.
-SMASH_HD int previousPair(const StepParams& p, long long key) {
-  int lo = 0, hi = p.previousPairCount;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (p.previousPairKeys[mid] < key) lo = mid + 1; else hi = mid;
-  }
-  return lo < p.previousPairCount && p.previousPairKeys[lo] == key ? lo : -1;
 }
 
 SMASH_HD int touchingPairsOf(const StepParams& p, int b) {
