@@ -934,32 +934,23 @@ SMASH_HD int previousPair(const StepParams& p, long long key) {
   return lo < p.previousPairCount && p.previousPairKeys[lo] == key ? lo : -1;
 }
 
-/// The frame pair q = (A, B)'s manifold is ranked in (math/contact_solver.h, "Contact
-/// manifold"): the smaller body's (A's on a tie; the reference decides the same way on the same
-/// float radii); the origin and the normal axis from the deepest point of the pair's manifold in
-/// the last step (where that particle is now, and its normal), or for a new pair the midpoint of
-/// the centres and the line between them.
+/// The frame pair (A, B)'s manifold is ranked in (math/contact_solver.h, "Contact manifold"):
+/// the smaller body's (A's on a tie; the reference decides the same way on the same float radii),
+/// its axis nearest the line between the centres, the midpoint of the centres. Poses only, so it
+/// moves as smoothly as the bodies do.
 struct ManifoldFrame {
   M3 toFrame;  // the frame body's Rᵀ
   V3 origin;   // the quadrants' origin relative to A's centre: a point's offset is r_a − origin
   int axis;
   float radius;
 };
-SMASH_HD ManifoldFrame manifoldFrameOf(const StepParams& p, int q, const BodyData& A, const BodyData& B) {
+SMASH_HD ManifoldFrame manifoldFrameOf(const StepParams& p, const BodyData& A, const BodyData& B) {
   const bool frameIsB = p.shapes[B.shape].radius < p.shapes[A.shape].radius;
   const BodyData& frame = frameIsB ? B : A;
   ManifoldFrame f;
   f.toFrame = glm::transpose(frame.rotation);
   f.origin = 0.5f * (B.centre - A.centre);
-  V3 towards = B.centre - A.centre;
-  const int previous = previousPair(p, p.pairKeys[q]);
-  if (previous >= 0 && p.previousPairContactCount[previous] > 0) {
-    const PairContact<float>& d = p.previousPairContacts[static_cast<long long>(previous) * p.pairContactCapacity];
-    const BodyData& self = d.feature == 0 ? A : B;
-    f.origin = (self.centre - A.centre) + self.rotation * xyz(p.rest[p.shapes[self.shape].restOffset + d.particle]);
-    towards = d.normal;
-  }
-  f.axis = manifoldNormalAxis(V3(f.toFrame * towards));
+  f.axis = manifoldNormalAxis(V3(f.toFrame * (B.centre - A.centre)));
   f.radius = p.shapes[frame.shape].radius;
   return f;
 }
@@ -1012,35 +1003,18 @@ struct PairContactsOf {
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
-    const ManifoldFrame frame = manifoldFrameOf(p, q, A, B);
+    const ManifoldFrame frame = manifoldFrameOf(p, A, B);
     ManifoldKey best[kManifoldCriteria] = {};
-    float dbgMin = 1e9f; int dbgN = 0;
     const float margin = pairMargin(p, A, B);
     for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
       const int n = p.shapes[(side == 0 ? A : B).shape].count;
       const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
       for (int i = 0; i < n; ++i) {
         PairContact<float> c;
-        if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) { rankManifoldPoint(frame, c, best); if (c.phi < dbgMin) dbgMin = c.phi; ++dbgN;
-#ifndef __CUDA_ARCH__
-          if (getenv("SMASH_DBGC") && *p.step == atoi(getenv("SMASH_DBGC"))) fprintf(stderr, "C q%d (%d,%d) phi %.5f ra %.3f %.3f %.3f n %.2f %.2f %.2f\n", q, side, i, c.phi, c.ra.x, c.ra.y, c.ra.z, c.normal.x, c.normal.y, c.normal.z);
-#endif
-        }
+        if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) rankManifoldPoint(frame, c, best);
       }
     }
     writeManifold(p, q, best);
-#ifndef __CUDA_ARCH__
-    if (getenv("SMASH_DEEP8")) {
-      int cnt = 0; PairContact<float>* sl = slotsOf(p, q);
-      for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
-        const int n = p.shapes[(side == 0 ? A : B).shape].count;
-        const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
-        for (int i = 0; i < n; ++i) { PairContact<float> c; if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) keepDeepest(sl, cnt, atoi(getenv("SMASH_DEEP8")), c); }
-      }
-      p.pairContactCount[q] = cnt;
-    }
-    if (getenv("SMASH_DBG")) { float km = 1e9f; for (int j = 0; j < p.pairContactCount[q]; ++j) km = fminf(km, slotsOf(p, q)[j].phi); if (dbgN) fprintf(stderr, "D %lld q%d cand %d kept %d min %.5f keptmin %.5f\n", (long long)*p.step, q, dbgN, p.pairContactCount[q], dbgMin, km); }
-#endif
   }
 };
 
@@ -1105,7 +1079,7 @@ SMASH_HD void narrowChunkRanks(const StepParams& p, int e) {
   const BodyData& B = p.bodies[b];
   const float margin = pairMargin(p, A, B);
   if (pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side) != Swept) return;
-  const ManifoldFrame frame = manifoldFrameOf(p, q, A, B);
+  const ManifoldFrame frame = manifoldFrameOf(p, A, B);
   ManifoldKey best[kManifoldCriteria] = {};
   bool any = false;
   for (int i = first; i < end; ++i) {

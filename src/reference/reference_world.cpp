@@ -428,19 +428,10 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   const bool frameIsB = radiusB < radiusA;
   const BodyState& frame = bodies_[frameIsB ? pair.b : pair.a];
   const glm::dmat3 toFrame = glm::transpose(frame.rotation);
-  // The quadrants' origin (relative to a's centre) and the normal axis: from the deepest point of
-  // the pair's manifold in the last step, else the midpoint of the centres and the line between
-  // them (step_kernels.h manifoldFrameOf).
-  glm::dvec3 origin = 0.5 * (bodies_[pair.b].centre - bodies_[pair.a].centre);
-  glm::dvec3 towards = bodies_[pair.b].centre - bodies_[pair.a].centre;
-  const auto previous = previousPairs_.find({pair.a, pair.b});
-  if (previous != previousPairs_.end() && !previous->second.empty()) {
-    const PairContact<double>& d = previous->second.front();
-    const std::size_t self = d.feature == 0 ? pair.a : pair.b;
-    const Shape& shape = scene_.shapes[scene_.bodies[self].shape];
-    origin = (bodies_[self].centre - bodies_[pair.a].centre) + bodies_[self].rotation * shape.rest[static_cast<std::size_t>(d.particle)];
-    towards = d.normal;
-  }
+  // The quadrants' origin (relative to a's centre) and the normal axis: the midpoint of the
+  // centres and the line between them (step_kernels.h manifoldFrameOf).
+  const glm::dvec3 origin = 0.5 * (bodies_[pair.b].centre - bodies_[pair.a].centre);
+  const glm::dvec3 towards = bodies_[pair.b].centre - bodies_[pair.a].centre;
   const int axis = manifoldNormalAxis(glm::dvec3(toFrame * towards));
   const double frameRadius = double(frameIsB ? radiusB : radiusA);
   ManifoldKey best[kManifoldCriteria] = {};
