@@ -522,8 +522,10 @@ TEST_CASE("bodies: a 100-body pile settles without interpenetration", "[bodies][
   auto world = World::create(Backend::Omp, scene);
   BodyPenetration worst;
   const int steps = scene.frames * scene.substeps;
+  std::int64_t mostTouching = 0;  // the pile falls asleep (math/sleep.h): pairs of sleeping bodies are not tested
   for (int n = 0; n < steps; ++n) {
     world->step();
+    if (n >= steps / 2) mostTouching = std::max(mostTouching, world->touchingPairs());
     // The last second, once the bodies have landed.
     if (n >= steps - 120) {
       const BodyPenetration p = penetrationOf(scene, world->poses());
@@ -535,12 +537,13 @@ TEST_CASE("bodies: a 100-body pile settles without interpenetration", "[bodies][
   double mass = 0;
   for (const Body& b : scene.bodies) mass += scene.shapes[b.shape].totalMass;
   INFO("deepest " << worst.depth << " m (" << worst.relative << " of size), kinetic energy " << energy
-                  << " J for " << mass << " kg, touching pairs " << world->touchingPairs());
+                  << " J for " << mass << " kg, touching pairs " << mostTouching << " (most in the last 2 s), asleep "
+                  << world->sleepingBodies());
   CHECK(o.finite);
   CHECK(worst.relative < 0.02);
   // Threshold: the energy of the whole pile moving at 1 cm/s (measured: ~2e-3 J, 0.5 mm/s rms).
   CHECK(energy < 0.5 * mass * 0.01 * 0.01);
-  CHECK(world->touchingPairs() > 100);  // a pile: every body touches others
+  CHECK(mostTouching > 100);  // a pile: every body touches others
   CHECK(world->pairOverflow() == 0);
   CHECK(o.deepestPenetration < 0.002);  // and none went through the walls
 }

@@ -435,7 +435,7 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   const int axis = manifoldNormalAxis(glm::dvec3(toFrame * towards));
   const double frameRadius = double(frameIsB ? radiusB : radiusA);
   ManifoldKey best[kManifoldCriteria] = {};
-  PairContact<double> winner[kManifoldCriteria]{};
+  std::vector<PairContact<double>> found;  // every point within the margin, for the winners' lookup
   auto test = [&](std::size_t self, std::size_t other, double sign, int side) {
     const Shape& mine = scene_.shapes[scene_.bodies[self].shape];
     const Shape& theirs = scene_.shapes[scene_.bodies[other].shape];
@@ -462,13 +462,8 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
       c.phi = f.phi;
       c.particle = static_cast<int>(i);
       c.feature = side;
-      ManifoldKey keys[kManifoldCriteria] = {};
-      keepManifoldKeys(keys, glm::dvec3(toFrame * (c.ra - origin)), axis, c.phi, frameRadius, side, c.particle);
-      for (int k = 0; k < kManifoldCriteria; ++k)
-        if (keys[k] > best[k]) {
-          best[k] = keys[k];
-          winner[k] = c;
-        }
+      keepManifoldKeys(best, glm::dvec3(toFrame * (c.ra - origin)), axis, c.phi, frameRadius, side, c.particle);
+      found.push_back(c);
     }
   };
   test(pair.a, pair.b, 1.0, 0);
@@ -479,10 +474,10 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   glm::dvec3 points[kManifoldCriteria];
   PairContact<double> chosen[kManifoldCriteria]{};
   for (int j = 0; j < n; ++j)
-    for (int k = 0; k < kManifoldCriteria; ++k)
-      if (best[k] != 0 && manifoldIdentity(best[k]) == manifoldIdentity(winners[j])) {
-        chosen[j] = winner[k];
-        points[j] = winner[k].ra;
+    for (const PairContact<double>& c : found)
+      if (c.feature == manifoldSide(winners[j]) && c.particle == manifoldParticle(winners[j])) {
+        chosen[j] = c;
+        points[j] = c.ra;
         break;
       }
   int order[kManifoldCriteria] = {};
