@@ -535,7 +535,7 @@ constexpr double kManifoldDepthWeight = 64;
 /// The deepest points are ranked by their depth in bins of this fraction of the frame body's
 /// bounding radius (0.1 µm for a 0.2 m box), ties to the lower identity: rounding below it does
 /// not reorder them.
-constexpr double kManifoldDepthBin = 1e-4;
+constexpr double kManifoldDepthBin = 1e-3;
 
 /// Floats ordered as unsigned integers: a larger float gives a larger integer.
 SMASH_HD unsigned orderedFloatBits(float f) {

@@ -61,4 +61,14 @@ SMASH_HD SleepChange sleepDecision(const SleepSettings<T>& s, bool asleep, int i
   return islandMinimum >= s.steps ? SleepChange::FallAsleep : SleepChange::None;
 }
 
+/// A body woken before the solve (an awake body touched its island) takes this step as an awake
+/// body at rest would have: the velocity of the step's gravity and damping, and its predicted
+/// centre moved by it (Box2D wakes an island before the step's velocity integration). Its
+/// rotation and angular velocity stay as they were at rest.
+template <class V, class T>
+SMASH_HD void wakeIntegrate(V& velocity, V& centre, const V& gravity, T linearDamping, T h) {
+  velocity = h * gravity * linearDamping;
+  centre += h * velocity;
+}
+
 }  // namespace smash

@@ -1553,13 +1553,18 @@ struct MarkTouchedIslands {
 };
 
 /// 2: every body of a marked island wakes now, so the impact is solved with the island's masses
-/// and weights — not against static bodies that would wake only after the step. They start from
-/// their poses at rest (not integrated this step).
+/// and weights — not against static bodies that would wake only after the step. Each is
+/// integrated as an awake body at rest would have been this step (wakeIntegrate): without the
+/// step's gravity a woken stack weighs nothing on its supports in the impact step, and a box hit
+/// under it slid 70–85% farther than under the same stack awake.
 struct WakeIslands {
   StepParams p;
   SMASH_HD void operator()(int b) const {
     BodyData body = p.bodies[b];
-    if (body.asleep && p.wakeMark[body.island] == *p.step && applySleep(body, SleepChange::Wake)) p.bodies[b] = body;
+    if (body.asleep && p.wakeMark[body.island] == *p.step && applySleep(body, SleepChange::Wake)) {
+      wakeIntegrate(body.velocity, body.centre, p.gravity, p.linearDamping, p.h);
+      p.bodies[b] = body;
+    }
   }
 };
 

@@ -513,9 +513,9 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
     if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
   }
   // A sleeping island touched by a body that wakes others (awake at the step's start and not yet
-  // at rest for the sleep time) wakes whole before the solve, from its poses at rest, and the
-  // pairs inside it are tested now (math/sleep.h; the backends' MarkTouchedIslands, WakeIslands,
-  // WokenPairContacts).
+  // at rest for the sleep time) wakes whole before the solve, integrated from its poses at rest
+  // as an awake body (wakeIntegrate), and the pairs inside it are tested now (math/sleep.h; the
+  // backends' MarkTouchedIslands, WakeIslands, WokenPairContacts).
   if (sleep_.enabled) {
     auto wakesOthers = [&](std::size_t o) { return !start[o].asleep && start[o].restSteps < sleep_.steps; };
     std::vector<char> touchedIsland(n, 0);
@@ -527,6 +527,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
       if (body.asleep && touchedIsland[static_cast<std::size_t>(body.island)]) {
         body.asleep = false;
         body.restSteps = 0;
+        wakeIntegrate(body.velocity, body.centre, scene_.gravity, scene_.linearDamping, h);
       }
     bool added = false;
     for (const auto& [a, b] : candidates)
