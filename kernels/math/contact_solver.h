@@ -539,8 +539,12 @@ constexpr double kManifoldDepthBin = 1e-3;
 
 /// Floats ordered as unsigned integers: a larger float gives a larger integer.
 SMASH_HD unsigned orderedFloatBits(float f) {
+#if defined(__CUDA_ARCH__)
+  const unsigned u = __float_as_uint(f);
+#else
   unsigned u = 0;
   memcpy(&u, &f, sizeof u);
+#endif
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
@@ -565,18 +569,16 @@ SMASH_HD int manifoldNormalAxis(const Vec3<T>& towards) {
 }
 
 /// Inserts `key` into the descending list best[0 .. kManifoldDeepest) (a key already there, or
-/// smaller than the last, changes nothing). Merging lists this way gives the largest keys of
-/// their union, whatever the order.
+/// not larger than the last, changes nothing). Merging lists this way gives the largest keys of
+/// their union, whatever the order. Constant indices only, so that a GPU thread keeps the list
+/// in registers (kernels/gpu_budget.txt: the wide narrow phase has no stack).
 SMASH_HD void insertDeepest(ManifoldKey* best, ManifoldKey key) {
-  if (key <= best[kManifoldDeepest - 1]) return;
-  for (int j = 0; j < kManifoldDeepest; ++j) {
-    if (key == best[j]) return;
-    if (key > best[j]) {
-      for (int i = kManifoldDeepest - 1; i > j; --i) best[i] = best[i - 1];
-      best[j] = key;
-      return;
-    }
-  }
+  static_assert(kManifoldDeepest == 4, "insertDeepest is written out for four keys");
+  if (key <= best[3] || key == best[0] || key == best[1] || key == best[2]) return;
+  best[3] = key;
+  if (best[3] > best[2]) { const ManifoldKey t = best[2]; best[2] = best[3]; best[3] = t; }
+  if (best[2] > best[1]) { const ManifoldKey t = best[1]; best[1] = best[2]; best[2] = t; }
+  if (best[1] > best[0]) { const ManifoldKey t = best[0]; best[0] = best[1]; best[1] = t; }
 }
 
 /// Ranks a point into `best`: `u` is the point relative to the quadrants' origin, in the frame
@@ -591,7 +593,13 @@ SMASH_HD void keepManifoldKeys(ManifoldKey (&best)[kManifoldCriteria], const Vec
   const T gap = phi > T(0) ? phi : T(0);
   const T extent = (t1 < T(0) ? -t1 : t1) + (t2 < T(0) ? -t2 : t2) - T(kManifoldDepthWeight) * gap;
   const ManifoldKey extreme = manifoldKey(static_cast<float>(extent), side, particle);
-  if (extreme > best[kManifoldDeepest + q]) best[kManifoldDeepest + q] = extreme;
+  // The quadrant's slot by constant indices and selects, not best[4 + q] (registers on a GPU, as
+  // insertDeepest; an indexed store put the keys in local memory).
+  static_assert(kManifoldCriteria - kManifoldDeepest == 4, "four quadrants");
+  best[4] = (q == 0 && extreme > best[4]) ? extreme : best[4];
+  best[5] = (q == 1 && extreme > best[5]) ? extreme : best[5];
+  best[6] = (q == 2 && extreme > best[6]) ? extreme : best[6];
+  best[7] = (q == 3 && extreme > best[7]) ? extreme : best[7];
 }
 
 /// The distinct winners of `best` in criterion order (the deepest first): their keys in
