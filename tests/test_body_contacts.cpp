@@ -283,12 +283,15 @@ TEST_CASE("resting contacts: a stack's impulses converge to the exact LCP soluti
       world->step();
     }
     LcpResult report;
-    const std::vector<PairNormalImpulse> oracle = restingOracle(ref, &report);
+    std::vector<double> supports;
+    const std::vector<PairNormalImpulse> oracle = restingOracle(ref, &report, &supports);
     auto byPair = [](const std::vector<PairNormalImpulse>& totals) {
       std::map<std::pair<std::size_t, std::size_t>, double> m;
       for (const PairNormalImpulse& t : totals) m[{t.a, t.b}] = t.normal;
       return m;
     };
+    std::map<std::pair<std::size_t, std::size_t>, double> support;
+    for (std::size_t k = 0; k < oracle.size(); ++k) support[{oracle[k].a, oracle[k].b}] = supports[k];
     const auto exact = byPair(oracle), iterative = byPair(lastPairImpulses(ref)), omp = byPair(world->lastPairImpulses());
     INFO(c.method << ", masses " << c.masses.front() << ".." << c.masses.back() << ": oracle " << report.sweeps
                   << " sweeps, violation " << report.worstViolation << " m/s, complementarity "
@@ -305,10 +308,15 @@ TEST_CASE("resting contacts: a stack's impulses converge to the exact LCP soluti
       const std::pair<std::size_t, std::size_t> key = k == 0 ? std::make_pair(std::size_t(0), std::size_t(SIZE_MAX))
                                                              : std::make_pair(k - 1, k);
       REQUIRE(exact.count(key) == 1);
-      INFO("support of body " << k << ": statics " << statics << ", oracle " << exact.at(key) << ", reference "
-                              << (iterative.count(key) ? iterative.at(key) : -1) << ", omp "
-                              << (omp.count(key) ? omp.at(key) : -1) << " N s");
-      CHECK(exact.at(key) == Approx(statics).epsilon(1e-4));  // the stack is at rest to ~1e-6 m/s, not exactly
+      INFO("support of body " << k << ": statics " << statics << ", oracle " << exact.at(key) << " (along -g "
+                              << support.at(key) << "), reference " << (iterative.count(key) ? iterative.at(key) : -1)
+                              << ", omp " << (omp.count(key) ? omp.at(key) : -1) << " N s");
+      // The oracle's whole impulse along −g is the weight above (the stack is at rest to ~1e-6 m/s,
+      // not exactly). Its Σ λ_N is too where the normals are vertical; a point on a box's rim,
+      // where the baked field rounds the edge, has a tilted normal, and how friction shares the
+      // load with it — not unique — moves Σ λ_N (measured: 65.58 for a weight of 65.33 N s on the
+      // top pair of the equal stack with two sweeps per pair, the rest exact).
+      CHECK(support.at(key) == Approx(statics).epsilon(1e-4));
       REQUIRE(iterative.count(key) == 1);
       REQUIRE(omp.count(key) == 1);
       // The double reference: within 1% (measured: 0.7% on the equal stack, 1e-5 with mass ratios).
@@ -650,6 +658,9 @@ TEST_CASE("bodies: scene errors name the field", "[bodies][scene]") {
   bad(R"({"materials": {"default": {}}, "solver": {"max_contacts_per_pair": 0},
          "shapes": {"box": {"mesh": "meshes/box.obj"}}})",
       {"test.json", "solver.max_contacts_per_pair", "[1, 8]"});
+  bad(R"({"materials": {"default": {}}, "solver": {"pair_sweeps": 65},
+         "shapes": {"box": {"mesh": "meshes/box.obj"}}})",
+      {"test.json", "solver.pair_sweeps", "at most 64"});
   // A scene built in code with touching enabled but no baked field is refused, not run without.
   Scene scene = sceneFromJson(headOn(0.5, "shape_matching"));
   scene.shapes[0].sdf.reset();

@@ -67,11 +67,13 @@ struct Pinned {
 // now 1–8, default 8, was 64) and a sleeping island woken before the solve takes the step's
 // gravity (wakeIntegrate): the bunny grid's hash changed; the labs (one body, no pairs) changed
 // only through the state header's contacts-per-pair field — with that field set back to 64 their
-// states hash to the previous values (checked).
+// states hash to the previous values (checked). Issue 11: each contact round sweeps a pair's
+// manifold twice (pair_sweeps, default 2; physics.md §6): the bunny grid's hash changed (the labs
+// have no pairs: unchanged).
 const Pinned kPinned[] = {
     {"lab_bunny.json", Method::ShapeMatching, 300, 0x05b977a101fc8feaull},
     {"lab_bunny.json", Method::Impulse, 300, 0xd18fcd4b066ff974ull},
-    {"bunny_grid.json", Method::ShapeMatching, 200, 0x7a389fd8be7aa927ull},
+    {"bunny_grid.json", Method::ShapeMatching, 200, 0x72773902ce1ff2d8ull},
 };
 
 }  // namespace

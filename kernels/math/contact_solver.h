@@ -533,8 +533,9 @@ using ManifoldKey = unsigned long long;  ///< 0: no point
 constexpr double kManifoldDepthWeight = 64;
 
 /// The deepest points are ranked by their depth in bins of this fraction of the frame body's
-/// bounding radius (0.1 µm for a 0.2 m box), ties to the lower identity: rounding below it does
-/// not reorder them.
+/// bounding radius (0.17 mm for a 0.2 m box, whose radius is 0.17 m), ties to the lower identity:
+/// rounding below it does not reorder them, and a resting face's points, within micrometres of
+/// each other, share a bin, so the same ones are chosen from step to step.
 constexpr double kManifoldDepthBin = 1e-3;
 
 /// Floats ordered as unsigned integers: a larger float gives a larger integer.

@@ -1035,6 +1035,7 @@ class DeviceWorld final : public World {
     p.restitutionThreshold = static_cast<float>(s.restitutionThreshold);
     p.contactMargin = static_cast<float>(scene_.contactMargin());
     p.contactIterations = s.contactIterations;
+    p.pairSweeps = s.pairSweeps;
     p.penetrationSlop = static_cast<float>(s.penetrationSlop);
     p.seedsRotation = s.rotation == RotationFit::Seeds;
     p.collideAfter = s.collideAfter;

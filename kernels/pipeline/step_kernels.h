@@ -120,6 +120,7 @@ struct StepParams {
   float contactMargin = 0;
   float penetrationSlop = 0;
   int contactIterations = 0;
+  int pairSweeps = 1;  ///< Gauss–Seidel sweeps over a pair's manifold per round
   bool seedsRotation = false;
   bool collideAfter = true;
   bool impulseContacts = true;  // false: a penalty model
@@ -1231,8 +1232,12 @@ struct SweepPairContacts {
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
     SolverBody<float> sa = solverBodyOf(p, A, p.split[a]), sb = solverBodyOf(p, B, p.split[b]);
-    pairSweep(sa, sb, slotsOf(p, q), count,
-              pairMaterial(p, A, B).friction, p.onA[q], p.onB[q]);
+    const float friction = pairMaterial(p, A, B).friction;
+    PairImpulse<float> onA, onB;  // in registers across the sweeps, stored once
+    for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
+      pairSweep(sa, sb, slotsOf(p, q), count, friction, onA, onB);
+    p.onA[q] = onA;
+    p.onB[q] = onB;
   }
 };
 

@@ -638,8 +638,9 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
       SolverBody<double> a = solverBody(pairs[p].a, split[pairs[p].a]);
       SolverBody<double> b = solverBody(pairs[p].b, split[pairs[p].b]);
       onA[p] = onB[p] = PairImpulse<double>{};
-      pairSweep(a, b, pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()),
-                pairMaterial[p].friction, onA[p], onB[p]);
+      for (int sweep = 0; sweep < solver.pairSweeps; ++sweep)
+        pairSweep(a, b, pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()),
+                  pairMaterial[p].friction, onA[p], onB[p]);
     }
     for (std::size_t b = 0; b < n; ++b) {
       onBody[b] = PairImpulse<double>{};

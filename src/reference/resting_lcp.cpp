@@ -42,6 +42,17 @@ glm::dvec3 relativeVelocity(const std::vector<LcpBody>& bodies, const LcpContact
   return pointVelocity(bodies, c.a, c.ra) - pointVelocity(bodies, c.b, c.rb);
 }
 
+/// How far a contact's sliding velocity `vt` is from Coulomb's law for the friction impulse
+/// `lambdaT` within the disc of radius `limit`, in m/s: inside the disc no sliding; on its rim
+/// sliding only opposite to λ_T (the part of vt not along −λ_T).
+double frictionResidual(const glm::dvec3& vt, const glm::dvec3& lambdaT, double limit) {
+  const double len = glm::length(lambdaT);
+  if (!(len > 0) || len < limit * (1 - 1e-9)) return glm::length(vt);
+  const glm::dvec3 u = lambdaT / len;
+  const double along = glm::dot(vt, u);
+  return glm::length(along <= 0 ? vt - along * u : vt);
+}
+
 }  // namespace
 
 LcpResult solveContactLcp(std::vector<LcpBody> bodies, const std::vector<LcpContact>& contacts, double tolerance,
@@ -82,12 +93,16 @@ LcpResult solveContactLcp(std::vector<LcpBody> bodies, const std::vector<LcpCont
       }
     }
     // The natural residual of the normal LCP, in m/s: |min(λ_N k, v_n − target)| (0 exactly at a
-    // solution: either no impulse, or the velocity at its target); every 20th sweep.
+    // solution: either no impulse, or the velocity at its target), and of friction: no sliding
+    // inside the disc, on its rim sliding only against λ_T; every 20th sweep.
     if (r.sweeps % 20 != 0 && r.sweeps != maxSweeps) continue;
     double residual = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const double vn = glm::dot(relativeVelocity(bodies, contacts[i]), contacts[i].normal);
-      residual = std::max(residual, std::abs(std::min(r.normal[i] * kn[i], vn - contacts[i].target)));
+      const LcpContact& c = contacts[i];
+      const glm::dvec3 v = relativeVelocity(bodies, c);
+      const double vn = glm::dot(v, c.normal);
+      residual = std::max(residual, std::abs(std::min(r.normal[i] * kn[i], vn - c.target)));
+      residual = std::max(residual, frictionResidual(v - vn * c.normal, r.tangent[i], c.friction * r.normal[i]));
     }
     if (residual <= tolerance) {
       r.converged = true;
@@ -119,7 +134,8 @@ std::vector<PairNormalImpulse> lastPairImpulses(const ReferenceWorld& world) {
   return totals;
 }
 
-std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpResult* report) {
+std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpResult* report,
+                                             std::vector<double>* supports) {
   const Scene& scene = world.scene();
   const double h = scene.stepDt();
   const std::size_t nb = world.bodyCount();
@@ -185,6 +201,14 @@ std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpRes
     result.tangent[order[k]] = solved.tangent[k];
   }
   for (std::size_t i = 0; i < contacts.size(); ++i) totals[owner[i]].normal += result.normal[i];
+  if (supports) {
+    // The impulse on a is λ_N n + λ_T; it holds up a against a collider, b (−it) against a.
+    supports->assign(totals.size(), 0.0);
+    for (std::size_t i = 0; i < contacts.size(); ++i) {
+      const double upward = glm::dot(result.normal[i] * contacts[i].normal + result.tangent[i], up);
+      (*supports)[owner[i]] += contacts[i].b < 0 ? upward : -upward;
+    }
+  }
   if (report) *report = std::move(result);
   return totals;
 }

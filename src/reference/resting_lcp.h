@@ -61,7 +61,11 @@ std::vector<PairNormalImpulse> lastPairImpulses(const ReferenceWorld& world);
 /// The oracle for `world`'s next step: its last step's contact points (pairs and collider
 /// contacts of bodies in pairs), its bodies' velocities after the next step's gravity and
 /// damping, targets 0 for touching points and −φ/h for speculative ones; solved by
-/// solveContactLcp and summed per pair. `result` (optional) receives the solver's report.
-std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpResult* result = nullptr);
+/// solveContactLcp and summed per pair. `result` (optional) receives the solver's report;
+/// `supports` (optional), per pair, the part of its whole impulse (normal and friction) along −g
+/// that holds up b (a against a collider): at rest, the weight above it times h, whatever the
+/// normals — Σ λ_N is that only where every normal is vertical.
+std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpResult* result = nullptr,
+                                             std::vector<double>* supports = nullptr);
 
 }  // namespace smash

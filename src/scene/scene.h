@@ -61,6 +61,10 @@ struct SolverSettings {
   int maxPairsPerBody = 16;
   /// Points of a body pair's contact manifold (the deepest and the extremes, at most 8).
   int maxContactsPerPair = 8;
+  /// Gauss–Seidel sweeps over a pair's manifold in each contact round (physics.md §6, "Mass
+  /// splitting"): each pair's own problem, with split masses, solved closer before the rounds
+  /// average the bodies' copies.
+  int pairSweeps = 2;
   /// Levels of shock propagation after the contact rounds (contact_solver.h): bodies at contact-
   /// graph distance k < shockLevels from a collider are solved against what carries them as
   /// static; 0 turns it off.
