@@ -503,15 +503,17 @@ SMASH_HD void pushOutOfColliders(const Collider<T>* colliders, int colliderCount
 // points within the margin — often a hundred on a face-to-face contact — at most kManifoldPoints
 // are solved: the four deepest (a deep, tangled contact of two non-convex bodies needs several
 // of its deepest points held), and four extremes that span the patch. The extremes are chosen in
-// the frame of the pair's smaller body: its axis nearest the last step's deepest normal (for a
-// new pair, the line between the centres) is the normal axis, the other two span the tangent
-// plane, which the last step's deepest point (the midpoint of the centres) splits into four
-// quadrants; in each, the point farthest out along the quadrant's diagonal, less
+// the frame of the pair's smaller body: its axis nearest the line between the two centres is the
+// normal axis, the other two span the tangent plane, which the midpoint of the centres splits
+// into four quadrants (poses only, so the frame moves as smoothly as the bodies); in each, the
+// point farthest out along the quadrant's diagonal, less
 // kManifoldDepthWeight times its gap (a corner of a face-to-face patch that touches, not a point
 // behind its rim). Each point is ranked by 64-bit keys (larger wins; ties go to the lower side,
 // then the lower particle index), so the winners do not depend on the order the points are
 // visited in: one thread per pair keeps the largest keys, the wide narrow phase merges chunks'
-// keys, the reference keeps them in double — the same manifold. A point keeps its identity
+// keys — the same manifold, bit for bit on the CPU backends (tested) — and the reference ranks
+// by the same rule in double (a depth at a bin edge, or scores within rounding of each other, can
+// choose differently in float). A point keeps its identity
 // (side, particle) from step to step, so the same points are chosen again and warm starting
 // holds.
 //

@@ -77,7 +77,8 @@ class ReferenceWorld {
   /// Bodies the watchdog has flagged, each with its first incident.
   std::vector<BodyIncident> incidents() const;
 
-  /// Contacts dropped by the max_contacts_per_body / max_contacts_per_pair rules since the start.
+  /// Collider contacts dropped by the max_contacts_per_body rule since the start (a body pair's
+  /// points reduce to its manifold: nothing is dropped there).
   std::int64_t contactOverflow() const { return contactOverflow_; }
   /// Broad-phase pairs dropped by the max_pairs_per_body rule since the start.
   std::int64_t pairOverflow() const { return pairOverflow_; }

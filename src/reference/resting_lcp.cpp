@@ -44,10 +44,12 @@ glm::dvec3 relativeVelocity(const std::vector<LcpBody>& bodies, const LcpContact
 
 /// How far a contact's sliding velocity `vt` is from Coulomb's law for the friction impulse
 /// `lambdaT` within the disc of radius `limit`, in m/s: inside the disc no sliding; on its rim
-/// sliding only opposite to λ_T (the part of vt not along −λ_T).
+/// sliding only opposite to λ_T (the part of vt not along −λ_T); a disc of radius 0 (no normal
+/// impulse, or no friction) allows any sliding.
 double frictionResidual(const glm::dvec3& vt, const glm::dvec3& lambdaT, double limit) {
+  if (!(limit > 0)) return 0;
   const double len = glm::length(lambdaT);
-  if (!(len > 0) || len < limit * (1 - 1e-9)) return glm::length(vt);
+  if (len < limit * (1 - 1e-9)) return glm::length(vt);
   const glm::dvec3 u = lambdaT / len;
   const double along = glm::dot(vt, u);
   return glm::length(along <= 0 ? vt - along * u : vt);

@@ -48,7 +48,8 @@ struct LcpResult {
 };
 
 /// Projected Gauss–Seidel until the normal LCP's natural residual, max |min(λ_N k, v_n − target)|
-/// (k the contact's effective inverse mass), is below `tolerance` m/s after a sweep (or `maxSweeps`).
+/// (k the contact's effective inverse mass), and friction's (no sliding inside the Coulomb disc,
+/// on its rim sliding only against λ_T) are below `tolerance` m/s after a sweep (or `maxSweeps`).
 /// A light body between heavy ones converges slowly (the conditioning heavy-on-light is about):
 /// the 1:10:100 stack reaches 10⁻⁶ m/s in about 40,000 sweeps; the report says how far it got.
 LcpResult solveContactLcp(std::vector<LcpBody> bodies, const std::vector<LcpContact>& contacts,
