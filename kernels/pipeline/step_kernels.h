@@ -1233,11 +1233,8 @@ struct SweepPairContacts {
     const BodyData& B = p.bodies[b];
     SolverBody<float> sa = solverBodyOf(p, A, p.split[a]), sb = solverBodyOf(p, B, p.split[b]);
     const float friction = pairMaterial(p, A, B).friction;
-    PairImpulse<float> onA, onB;  // in registers across the sweeps, stored once
     for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
-      pairSweep(sa, sb, slotsOf(p, q), count, friction, onA, onB);
-    p.onA[q] = onA;
-    p.onB[q] = onB;
+      pairSweep(sa, sb, slotsOf(p, q), count, friction, p.onA[q], p.onB[q]);
   }
 };
 
