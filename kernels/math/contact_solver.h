@@ -503,9 +503,10 @@ SMASH_HD void pushOutOfColliders(const Collider<T>* colliders, int colliderCount
 // points within the margin — often a hundred on a face-to-face contact — at most kManifoldPoints
 // are solved: the four deepest (a deep, tangled contact of two non-convex bodies needs several
 // of its deepest points held), and four extremes that span the patch. The extremes are chosen in
-// the frame of the pair's smaller body: its axis nearest the line between the two centres is the
-// normal axis, the other two span the tangent plane, which the midpoint of the centres splits
-// into four quadrants (poses only, so the frame moves as smoothly as the bodies); in each, the
+// the frame of the pair's smaller body: its axis nearest the other body's field gradient at the
+// frame body's centre is the normal axis, the other two span the tangent plane, which the
+// midpoint of the centres splits into four quadrants (poses and one field sample, so the frame
+// moves as smoothly as the bodies); in each, the
 // point farthest out along the quadrant's diagonal, less
 // kManifoldDepthWeight times its gap (a corner of a face-to-face patch that touches, not a point
 // behind its rim). Each point is ranked by 64-bit keys (larger wins; ties go to the lower side,

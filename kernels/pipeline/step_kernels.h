@@ -937,8 +937,8 @@ SMASH_HD int previousPair(const StepParams& p, long long key) {
 
 /// The frame pair (A, B)'s manifold is ranked in (math/contact_solver.h, "Contact manifold"):
 /// the smaller body's (A's on a tie; the reference decides the same way on the same float radii),
-/// its axis nearest the line between the centres, the midpoint of the centres. Poses only, so it
-/// moves as smoothly as the bodies do.
+/// its axis nearest the other body's field gradient at its centre, the midpoint of the centres.
+/// Poses and one field sample, so it moves as smoothly as the bodies do.
 struct ManifoldFrame {
   M3 toFrame;  // the frame body's Rᵀ
   V3 origin;   // the quadrants' origin relative to A's centre: a point's offset is r_a − origin
@@ -948,10 +948,15 @@ struct ManifoldFrame {
 SMASH_HD ManifoldFrame manifoldFrameOf(const StepParams& p, const BodyData& A, const BodyData& B) {
   const bool frameIsB = p.shapes[B.shape].radius < p.shapes[A.shape].radius;
   const BodyData& frame = frameIsB ? B : A;
+  const BodyData& other = frameIsB ? A : B;
   ManifoldFrame f;
   f.toFrame = glm::transpose(frame.rotation);
   f.origin = 0.5f * (B.centre - A.centre);
-  f.axis = manifoldNormalAxis(V3(f.toFrame * (B.centre - A.centre)));
+  // The normal axis: the frame body's axis nearest the other body's field gradient at the frame
+  // body's centre (the way out of the other body, towards the frame body: up for a box at the end
+  // of a plank, where the line between the centres is nearly horizontal).
+  const V3 away = sampleGridPlaced(p.shapes[other.shape].sdf, other.centre, other.rotation, frame.centre).gradient;
+  f.axis = manifoldNormalAxis(V3(f.toFrame * away));
   f.radius = p.shapes[frame.shape].radius;
   return f;
 }

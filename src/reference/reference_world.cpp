@@ -429,10 +429,13 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   const BodyState& frame = bodies_[frameIsB ? pair.b : pair.a];
   const glm::dmat3 toFrame = glm::transpose(frame.rotation);
   // The quadrants' origin (relative to a's centre) and the normal axis: the midpoint of the
-  // centres and the line between them (step_kernels.h manifoldFrameOf).
+  // centres, and the other body's field gradient at the frame body's centre (step_kernels.h
+  // manifoldFrameOf).
   const glm::dvec3 origin = 0.5 * (bodies_[pair.b].centre - bodies_[pair.a].centre);
-  const glm::dvec3 towards = bodies_[pair.b].centre - bodies_[pair.a].centre;
-  const int axis = manifoldNormalAxis(glm::dvec3(toFrame * towards));
+  const BodyState& otherBody = bodies_[frameIsB ? pair.a : pair.b];
+  const GridSdfView otherField = scene_.shapes[scene_.bodies[frameIsB ? pair.a : pair.b].shape].sdf->view();
+  const glm::dvec3 away = sampleGridPlaced(otherField, otherBody.centre, otherBody.rotation, frame.centre).gradient;
+  const int axis = manifoldNormalAxis(glm::dvec3(toFrame * away));
   const double frameRadius = double(frameIsB ? radiusB : radiusA);
   ManifoldKey best[kManifoldCriteria] = {};
   std::vector<PairContact<double>> found;  // every point within the margin, for the winners' lookup
