@@ -530,6 +530,40 @@ TEST_CASE("bodies: boxes side by side bounce on the floor as a lone box does", "
     }
 }
 
+TEST_CASE("bodies: a box rests at the end of a plank body and off-centre on a large box", "[bodies][physics][stack]") {
+  // The manifold's frame (math/contact_solver.h): with the normal axis taken from the line between
+  // the centres, a box near the end of a long plank got a horizontal axis and never rested
+  // (0.003-0.06 J for 5 s); from the plank's field gradient it rests. Sleeping off: rest, not sleep.
+  struct Case {
+    const char* big;  // the lower body's scale
+    double bigHalfHeight, x;
+  };
+  for (const Case& c : {Case{"[2.0, 0.2, 1.0]", 0.1, 0.9}, Case{"[2.0, 0.2, 1.0]", 0.1, -0.85}, Case{"1.0", 0.5, 0.4}}) {
+    std::ostringstream s;
+    s << R"({"dt": 0.016666666666666666, "substeps": 2, "frames": 300,
+      "solver": {"method": "shape_matching", "restitution_threshold": 0.3, "sleep": false},
+      "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
+      "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+      "shapes": {"small": {"mesh": "meshes/box.obj", "scale": 0.2, "sampling": {"mode": "surface", "count": 400, "seed": 3}},
+                 "big": {"mesh": "meshes/box.obj", "scale": )" << c.big << R"(, "sampling": {"mode": "surface", "count": 1600, "seed": 3}}},
+      "bodies": [{"shape": "big", "position": [0, )" << c.bigHalfHeight + 0.001 << R"(, 0]},
+                 {"shape": "small", "position": [)" << c.x << ", " << 2 * c.bigHalfHeight + 0.102 << R"(, 0]}]})";
+    const Scene scene = sceneFromJson(s.str());
+    auto world = World::create(Backend::Omp, scene);
+    const int steps = scene.frames * scene.substeps;
+    for (int n = 0; n < steps / 2; ++n) world->step();
+    const glm::dvec3 settled = world->poses()[1].centre;
+    for (int n = steps / 2; n < steps; ++n) world->step();
+    const glm::dvec3 end = world->poses()[1].centre;
+    const double energy = kineticEnergy(*world, scene);
+    INFO("lower body " << c.big << ", box at x = " << c.x << ": kinetic energy " << energy << " J, drift "
+                       << glm::length(end - settled) << " m over the last 2.5 s, box at " << end.x << ", " << end.y);
+    CHECK(energy < 1e-6);
+    CHECK(glm::length(end - settled) < 1e-4);
+    CHECK(std::abs(end.y - (2 * c.bigHalfHeight + 0.1)) < 0.005);  // on the lower body, not fallen off
+  }
+}
+
 TEST_CASE("bodies: a 100-body pile settles without interpenetration", "[bodies][physics][pile]") {
   // 96 bunnies and cows (200 particles each) dropped into a box, 4 simulated seconds on OpenMP.
   const Scene scene = loadScene(test::sourcePath("scenes/pile_100.json"));
