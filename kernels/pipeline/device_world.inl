@@ -587,8 +587,10 @@ class DeviceWorld final : public World {
              mostPairContacts);
       launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (2 * BD + PI) + 2 * pairs * (8 + PI));
       for (int it = 0; it < scene_.solver.contactIterations; ++it) {
+        // Its pair_sweeps sweeps re-read the pair's points from L1: DRAM bytes once, the dependent
+        // chain pair_sweeps times as long.
         launch("SweepPairContacts", pairCount_, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
-               mostPairContacts);
+               mostPairContacts * scene_.solver.pairSweeps);
         launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
                nb * (2 * BD + PI + 12) + 2 * pairs * (8 + PI));
       }
