@@ -228,13 +228,17 @@ class DeviceWorld final : public World {
     cellSize_ = static_cast<float>(2.0 * (largest + scene.contactMargin()));
     if (!(cellSize_ > 0.0f)) cellSize_ = 1.0f;
     fillAll(previousColliderCount_, 0);
+    fillAll(pairTally_, 0LL);
+    pairSlots_ = static_cast<int>(sizes.pairSlots);
     stageSeconds_.assign(kStageNames.size(), 0.0);
+    provisionPairs();
   }
 
   /// The sizes every buffer is derived from.
   struct BufferSizes {
     std::size_t particles = 0, rest = 0, shapes = 0, bodies = 0, chunks = 0, colliders = 0, grids = 0;
     std::size_t contactsPerBody = 0, contactsPerPair = 0, pairCapacity = 0;
+    std::size_t pairSlots = 0;  // the pairs provisioned at creation (≤ pairCapacity)
     std::size_t cellBuckets = 0;  // broad-phase grid buckets: a power of two ≥ 2 × bodies
     std::size_t narrowChunks = 0;  // most chunks of any shape (the wide narrow phase's elements)
     bool wideNarrowPhase = false;  // the per-particle layout's narrow phase, per (pair, chunk)
@@ -265,6 +269,13 @@ class DeviceWorld final : public World {
     for (const Shape& s : scene.shapes)
       z.narrowChunks = std::max(z.narrowChunks, (s.rest.size() + kMatchChunk - 1) / kMatchChunk);
     z.wideNarrowPhase = z.bodyContacts && strategy == StepStrategy::PerParticle;
+    // Contact slots for every candidate pair when they fit pair_memory_mb: the step's pair passes
+    // then never outgrow them and the host has nothing to watch. Otherwise four pairs per body to
+    // start with, more between frames (checkPairSlots).
+    const double slotBytes = 2.0 * static_cast<double>(z.contactsPerPair) * sizeof(PairContact<float>) +
+                             (z.wideNarrowPhase ? 2.0 * static_cast<double>(z.narrowChunks) * kManifoldDeepest * sizeof(ManifoldKey) : 0.0);
+    const bool allFit = static_cast<double>(z.pairCapacity) * slotBytes <= solver.pairMemoryMb * 1048576.0;
+    z.pairSlots = allFit ? z.pairCapacity : std::min(z.pairCapacity, std::max<std::size_t>(kFirstPairSlots, 4 * z.bodies));
     z.cellBuckets = 1;
     while (z.bodyContacts && z.cellBuckets < 2 * z.bodies) z.cellBuckets *= 2;
     // The per-particle strategy resolves collider contacts wide (SolveColliderContacts and the
@@ -279,8 +290,8 @@ class DeviceWorld final : public World {
   }
 
   /// Every backend buffer once: visit(member, count allocated at creation, count the memory
-  /// estimate assumes). The two differ only for the grow-only contact slots of body pairs, which
-  /// start empty and are estimated at four pairs per body (a pile has about that many).
+  /// estimate assumes); the two are the same (the contact slots of body pairs may grow later, if
+  /// a scene has more than four pairs per body: provisionPairs).
   template <class Visit>
   static void describeBuffers(const BufferSizes& z, Visit&& visit) {
     auto fixed = [&](auto member, std::size_t count) { visit(member, count, count); };
@@ -336,6 +347,7 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::wakeMark_, nb);
       fixed(&DeviceWorld::pairSupport_, cap);
       // Candidate pairs at full capacity (a few words each) ...
+      fixed(&DeviceWorld::pairTally_, 4);
       fixed(&DeviceWorld::pairKeys_, cap);
       fixed(&DeviceWorld::previousPairKeys_, cap);
       fixed(&DeviceWorld::pairContactCount_, cap);
@@ -344,13 +356,14 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::incidencePair_, 2 * cap);
       fixed(&DeviceWorld::onA_, cap);
       fixed(&DeviceWorld::onB_, cap);
-      // ... but the contact slots of the pairs found grow with them (grow-only): at full
-      // capacity they would be the largest buffer by far.
-      visit(&DeviceWorld::pairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
-      visit(&DeviceWorld::previousPairContacts_, std::size_t(0), 4 * nb * z.contactsPerPair);
-      if (z.wideNarrowPhase) {  // the manifolds' quadrant extremes, and each element's deepest (grow-only)
+      // ... but the contact slots only for the pairs provisioned (at full capacity they would be
+      // the largest buffer by far): four per body at creation; more between frames if a scene
+      // needs them (checkPairSlots, provisionPairs).
+      fixed(&DeviceWorld::pairContacts_, z.pairSlots * z.contactsPerPair);
+      fixed(&DeviceWorld::previousPairContacts_, z.pairSlots * z.contactsPerPair);
+      if (z.wideNarrowPhase) {  // the manifolds' quadrant extremes, and each element's deepest
         fixed(&DeviceWorld::pairExtremes_, cap * (kManifoldCriteria - kManifoldDeepest));
-        visit(&DeviceWorld::elementDeepest_, std::size_t(0), 4 * nb * 2 * z.narrowChunks * kManifoldDeepest);
+        fixed(&DeviceWorld::elementDeepest_, z.pairSlots * 2 * z.narrowChunks * kManifoldDeepest);
       }
     }
   }
@@ -389,6 +402,50 @@ class DeviceWorld final : public World {
     // the CUDA system captures it once into a CUDA graph and replays it (System::runStep).
     const bool fixedSequence = !bodyContacts_ && !profiling_ && !census_;
     System::runStep(context_, [&] { stepKernels(); }, fixedSequence);
+    // Once per frame (the scene's substeps), the host looks at the pairs found: the step's one
+    // read, and none once every pair the scene may have is provisioned.
+    if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0)
+      checkPairSlots();
+  }
+
+  /// The most pairs found since the last look: provisions twice as many when they fill more than
+  /// half of the slots, so the next frame has room to double before any pair is dropped (a pair
+  /// past the slots is dropped and counted in pairOverflow, as past the capacity).
+  void checkPairSlots() {
+    const long long most = readBack(raw(pairTally_) + 2);
+    thrust::fill(exec(), pairTally_.begin() + 2, pairTally_.begin() + 3, 0LL);
+    if (2 * most > pairSlots_) growPairSlots(2 * most);
+  }
+
+  /// At least `pairs` slots (never more than the capacity, never fewer than now). The contact
+  /// slots keep their contents (last step's warm start); the passes' width grows with them.
+  void growPairSlots(long long pairs) {
+    const long long want = std::min<long long>(pairCapacity_, std::max<long long>(pairs, pairSlots_));
+    if (want <= pairSlots_) return;
+    pairSlots_ = static_cast<int>((want + 63) / 64 * 64 < pairCapacity_ ? (want + 63) / 64 * 64 : pairCapacity_);
+    const std::size_t slots = static_cast<std::size_t>(pairSlots_);
+    const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
+    pairContacts_.resize(slots * perPair);
+    previousPairContacts_.resize(slots * perPair);
+    if (wideNarrowPhase_) elementDeepest_.resize(slots * 2 * static_cast<std::size_t>(narrowChunks_) * kManifoldDeepest);
+    System::resetStep(context_);  // buffers moved
+  }
+
+  /// Outside a step (creation, new poses, a loaded state): the pairs the bodies' spheres give
+  /// now, by the broad phase's count, provisioned twice over (a pile that starts packed).
+  void provisionPairs() {
+    if (!bodyContacts_ || bodies_.empty()) return;
+    const int nb = static_cast<int>(bodies_.size());
+    const StepParams p = params();
+    thrust::counting_iterator<int> first(0);
+    thrust::for_each(exec(), first, first + nb, GridKeys{p});
+    System::stableSortByKey(exec(), p.cellKeys, p.sortOrder, nb, sortScratchI_);
+    System::lowerBounds(exec(), p.cellKeys, nb, cellBuckets_ + 1, p.cellStart);
+    thrust::for_each(exec(), first, first + nb, GridPairs{p, false});
+    System::exclusiveScan(exec(), p.pairsFound, nb + 1, p.pairsOffset);
+    int found = 0;
+    System::copyToHost(&found, p.pairsOffset + nb, 1);  // not a step's read
+    growPairSlots(2LL * found);
   }
 
   /// The launches of one step (the parameters they get are the same every step: per-step values
@@ -493,12 +550,16 @@ class DeviceWorld final : public World {
     });
   }
 
-  /// physics.md §6–7 (see the functors in step_kernels.h). The only host read of a step is here: the
-  /// number of candidate pairs, to size this step's pair passes.
+  /// physics.md §6–7 (see the functors in step_kernels.h). No host read: the pair count stays on
+  /// the device (pairTally), and every per-pair pass is launched over the pairs provisioned
+  /// (pairSlots_), its threads past the count doing nothing; the host looks at the most pairs
+  /// found once per frame (checkPairSlots) and provisions more before they run out.
   void bodyContactPhase() {
     const int nb = static_cast<int>(bodies_.size());
-    StepParams p = params();
+    const StepParams p = params();
     const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>), PI = sizeof(PairImpulse<float>);
+    const int slots = pairSlots_;
+    double pairs = slots;  // this step's pairs: known to the model (census) only
     stage(kBroadPhase, [&] {
       // Grid (step_kernels.h "Broad phase"): bucket keys, sorted with the bodies; bucket starts;
       // each body counts the pairs it owns, a scan places them, each body writes them; sorted by key.
@@ -519,58 +580,52 @@ class DeviceWorld final : public World {
       collective("scan (pairs per body)", [&] {
         System::exclusiveScan(exec(), p.pairsFound, nb + 1, p.pairsOffset);
       }, kScanLaunches, nb + 1, (nb + 1) * 8.0);
-      // The one host read of a step: the pair count sizes this step's pair passes and their
-      // contact slots (issue 10 keeps it on the device once contacts live in one fixed pool).
-      const long long total = readBack(p.pairsOffset + nb);
-      if (total > pairCapacity_) pairOverflow_ += total - pairCapacity_;
-      pairCount_ = static_cast<int>(total < pairCapacity_ ? total : pairCapacity_);
-      // Grow-only buffers: a step allocates only when it has more pairs than any step before.
-      // The candidate buffers have the full capacity; only the contact slots grow.
-      grow(pairContacts_, static_cast<std::size_t>(pairCount_) * static_cast<std::size_t>(scene_.solver.maxContactsPerPair));
-      p = params();
-      launch("GridPairs (write)", nb, GridPairs{p, true}, nb * (walk + 8) + pairCount_ * 8.0, 27 * 3.0);
-      collective("sort (pair keys, 64-bit)", [&] { System::sortKeys(exec(), p.pairKeys, pairCount_); },
-                 kSortLaunches64, pairCount_, pairCount_ * kSortBytesPerElement64);
+      // The count stays on the device; the passes below run over the provisioned slots.
+      launch("CountPairs", 1, CountPairs{p}, 4.0 + 32);
+      if (census_) pairs = censusRead(raw(pairTally_));  // for the model only
+      launch("GridPairs (write)", nb, GridPairs{p, true}, nb * (walk + 8) + pairs * 8.0, 27 * 3.0);
+      launch("PadPairKeys", slots, PadPairKeys{p}, (slots - pairs) * 8.0);
+      collective("sort (pair keys, 64-bit)", [&] { System::sortKeys(exec(), p.pairKeys, slots); },
+                 kSortLaunches64, slots, slots * kSortBytesPerElement64);
     });
-    const double pairs = pairCount_;
     stage(kNarrowPhase, [&] {
-      const long long elements = static_cast<long long>(pairCount_) * 2 * narrowChunks_;
+      const long long elements = static_cast<long long>(slots) * 2 * narrowChunks_;
       if (wideNarrowPhase_ && elements < 0x7fffffff) {
         // One element per (pair, side, chunk) (step_kernels.h "Narrow phase, wide"): each ranks
         // its points, writes its four deepest and merges its quadrant extremes into the pair's;
         // then each pair merges its elements' deepest and writes its manifold
         // (math/contact_solver.h).
-        grow(elementDeepest_, static_cast<std::size_t>(elements) * kManifoldDeepest);
-        p = params();
         const int n = static_cast<int>(elements);
         // Bytes: a pair's 2 × narrowChunks elements are neighbouring threads reading the same key
         // and bodies (one DRAM read per pair); each writes 4 keys of 8 B and merges 4 more into
         // the pair's. The shapes' rest offsets and baked fields are read by every pair of those
         // shapes and stay in L2 (a scene has a few shapes), as for PairContactsOf. The manifold
         // reads the elements' keys and writes its points.
-        const double pairBytes = pairs * (8 + 2 * BD), extremeBytes = pairs * 4 * 8.0, deepBytes = n * 4 * 8.0;
+        const double pairBytes = pairs * (8 + 2 * BD), extremeBytes = pairs * 4 * 8.0,
+                     deepBytes = pairs * 2 * narrowChunks_ * 4 * 8.0;
         launch("ClearManifoldKeys", n, ClearManifoldKeys{p}, extremeBytes + deepBytes);
         launch("NarrowChunkRanks", n, NarrowChunkRanks{p}, pairBytes + 2 * extremeBytes + deepBytes);
         launch("SweptNarrowChunkRanks", n, SweptNarrowChunkRanks{p}, 2 * pairBytes);
-        launch("PairManifold", pairCount_, PairManifold{p}, pairBytes + extremeBytes + deepBytes,
+        launch("PairManifold", slots, PairManifold{p}, pairBytes + extremeBytes + deepBytes,
                2.0 * narrowChunks_ * kManifoldDeepest);
         // For the model only: the points the manifolds wrote (known after the launch).
-        if (census_) record("PairManifold", 0, 0, censusSum(pairContactCount_, pairCount_) * PC);
+        if (census_) record("PairManifold", 0, 0, censusSum(pairContactCount_, static_cast<int>(pairs)) * PC);
       } else {  // the per-body layout (or more elements than 32-bit indices: the same points)
-        launch("PairContactsOf", pairCount_, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),
+        launch("PairContactsOf", slots, PairContactsOf{p}, pairs * (8 + 2 * BD + 8),
                2.0 * static_cast<double>(position_.size()) / nb);
       }
-      launch("PairIncidences", pairCount_, PairIncidences{p}, pairs * 24.0);
+      // Slots past the pairs get body nb: sorted last, and the bound for nb is twice the count.
+      launch("PairIncidences", slots, PairIncidences{p}, slots * 16.0 + pairs * 8.0);
       collective("stable sort (incidences)", [&] {
-        System::stableSortByKey(exec(), p.incidenceBody, p.incidencePair, 2 * pairCount_, sortScratchI_);
-      }, kSortLaunches32, 2 * pairs, 2 * pairs * kSortBytesPerElement32);
+        System::stableSortByKey(exec(), p.incidenceBody, p.incidencePair, 2 * slots, sortScratchI_);
+      }, kSortLaunches32, 2.0 * slots, 2.0 * slots * kSortBytesPerElement32);
       collective("lower bound (incidence starts)", [&] {
-        System::lowerBounds(exec(), p.incidenceBody, 2 * pairCount_, nb + 1, p.incidenceStart);
+        System::lowerBounds(exec(), p.incidenceBody, 2 * slots, nb + 1, p.incidenceStart);
       }, 1, nb + 1, (nb + 1) * 8.0);
     });
     // For the model only: the contact points the narrow phase found (read by every round).
-    const double pairContacts = census_ ? censusSum(pairContactCount_, pairCount_) : 0;
-    const double mostPairContacts = census_ ? censusMax(pairContactCount_, pairCount_) : 0;
+    const double pairContacts = census_ ? censusSum(pairContactCount_, static_cast<int>(pairs)) : 0;
+    const double mostPairContacts = census_ ? censusMax(pairContactCount_, static_cast<int>(pairs)) : 0;
     const double particlesPerBody = static_cast<double>(position_.size()) / nb;
     // A sleeping body an awake one touches wakes before the solve (math/sleep.h).
     if (p.sleep.enabled)
@@ -578,18 +633,18 @@ class DeviceWorld final : public World {
         launch("MarkTouchedIslands", nb, MarkTouchedIslands{p}, nb * (BD + 8.0) + 2 * pairs * 12.0);
         launch("WakeIslands", nb, WakeIslands{p}, nb * (2 * BD + 8.0));
         // The model charges the check only (pairs inside a waking island are rare).
-        launch("WokenPairContacts", pairCount_, WokenPairContacts{p}, pairs * (8 + 2 * BD));
+        launch("WokenPairContacts", slots, WokenPairContacts{p}, pairs * (8 + 2 * BD));
       });
     stage(kSolve, [&] {
       launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
              particlesPerBody * double(colliders_.size()));
-      launch("PreparePairs", pairCount_, PreparePairs{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
+      launch("PreparePairs", slots, PreparePairs{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
              mostPairContacts);
       launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (2 * BD + PI) + 2 * pairs * (8 + PI));
       for (int it = 0; it < scene_.solver.contactIterations; ++it) {
         // Its pair_sweeps sweeps re-read the pair's points from L1: DRAM bytes once, the dependent
         // chain pair_sweeps times as long.
-        launch("SweepPairContacts", pairCount_, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
+        launch("SweepPairContacts", slots, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
                mostPairContacts * scene_.solver.pairSweeps);
         launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
                nb * (2 * BD + PI + 12) + 2 * pairs * (8 + PI));
@@ -606,7 +661,7 @@ class DeviceWorld final : public World {
         // Seed into one buffer, relax levels − 1 times alternating; p.shockLevel is the last.
         int* buffers[2] = {levels % 2 == 1 ? p.shockLevel : p.shockLevelScratch,
                            levels % 2 == 1 ? p.shockLevelScratch : p.shockLevel};
-        launch("PairSupports", pairCount_, PairSupports{p}, pairs * 8.0 + pairContacts * 12.0, mostPairContacts);
+        launch("PairSupports", slots, PairSupports{p}, pairs * 8.0 + pairContacts * 12.0, mostPairContacts);
         launch("ShockLevels (seed)", nb, ShockLevels{p, nullptr, buffers[0]}, nb * 16.0 + colliderContactBytes);
         for (int k = 1; k < levels; ++k)
           launch("ShockLevels", nb, ShockLevels{p, buffers[(k - 1) % 2], buffers[k % 2]},
@@ -648,7 +703,6 @@ class DeviceWorld final : public World {
     previousPairKeys_.swap(pairKeys_);
     previousPairContacts_.swap(pairContacts_);
     previousPairContactCount_.swap(pairContactCount_);
-    previousPairCount_ = pairCount_;
     previousContacts_.swap(contacts_);
     previousColliderCount_.swap(colliderCount_);
   }
@@ -710,8 +764,8 @@ class DeviceWorld final : public World {
     h.bodyContacts = bodyContacts_ ? 1 : 0;
     h.contactsPerBody = static_cast<std::uint32_t>(scene_.solver.maxContactsPerBody);
     h.contactsPerPair = static_cast<std::uint32_t>(scene_.solver.maxContactsPerPair);
-    h.pairs = previousPairCount_;
-    h.pairOverflow = pairOverflow_;
+    h.pairs = lastPairCount();
+    h.pairOverflow = pairOverflow();
     h.pairContactOverflow = contactOverflowPairs_;
     for (int k = 0; k < 3; ++k) h.origin[k] = origin_[k];
     std::vector<std::uint8_t> out;
@@ -731,7 +785,7 @@ class DeviceWorld final : public World {
       zeroPastCounts(contacts, counts, counts.size(), perBody);
       append(out, contacts.data(), contacts.size());
       append(out, counts.data(), counts.size());
-      const std::size_t pairs = static_cast<std::size_t>(previousPairCount_);
+      const std::size_t pairs = static_cast<std::size_t>(h.pairs);
       appendPrefix(out, previousPairKeys_, pairs);
       appendPrefix(out, previousPairContactCount_, pairs);
       if (pairs) {
@@ -833,20 +887,21 @@ class DeviceWorld final : public World {
     if (bodyContacts_) {
       copyIn(previousContacts_, colliderContacts);
       copyIn(previousColliderCount_, colliderCount);
-      grow(previousPairContacts_, pairContacts.size());  // keys and counts have the full capacity
+      growPairSlots(h.pairs);  // keys and counts have the full capacity
       if (!pairKeys.empty()) {
         thrust::copy(pairKeys.begin(), pairKeys.end(), previousPairKeys_.begin());
         thrust::copy(pairContactCount.begin(), pairContactCount.end(), previousPairContactCount_.begin());
         thrust::copy(pairContacts.begin(), pairContacts.end(), previousPairContacts_.begin());
       }
-      previousPairCount_ = static_cast<int>(h.pairs);
-      pairOverflow_ = h.pairOverflow;
+      const std::vector<long long> tally = {h.pairs, 0, 0, h.pairOverflow};
+      copyIn(pairTally_, tally);
       contactOverflowPairs_ = h.pairContactOverflow;
     }
     steps_ = h.steps;
     thrust::fill(stepIndex_.begin(), stepIndex_.end(), static_cast<long long>(steps_));
     fillAll(wakeMark_, -1LL);  // marks are of the step being taken: none yet
     System::resetStep(context_);  // buffers may have moved: capture again
+    provisionPairs();
   }
 
   std::vector<BodyPose> poses() const override {
@@ -881,6 +936,7 @@ class DeviceWorld final : public World {
     thrust::counting_iterator<int> first(0);
     thrust::for_each(exec(), first,
                      first + static_cast<int>(position_.size()), ProjectParticles{p});
+    provisionPairs();
   }
 
   std::vector<glm::vec3> particlePositions() const override {
@@ -902,11 +958,15 @@ class DeviceWorld final : public World {
   }
   std::vector<glm::vec3> particleVelocities() const override { return xyzOf(velocity_); }
 
-  std::int64_t pairOverflow() const override { return pairOverflow_; }
+  /// Reads outside a step (not counted): the last step's pair count and the pairs dropped.
+  std::int64_t lastPairCount() const { return bodyContacts_ ? peek(thrust::raw_pointer_cast(pairTally_.data())) : 0; }
+  std::int64_t pairOverflow() const override {
+    return bodyContacts_ ? peek(thrust::raw_pointer_cast(pairTally_.data()) + 3) : 0;
+  }
   std::vector<PairNormalImpulse> lastPairImpulses() const override {
     std::vector<PairNormalImpulse> out;
     if (!bodyContacts_) return out;
-    const std::size_t pairs = static_cast<std::size_t>(previousPairCount_);
+    const std::size_t pairs = static_cast<std::size_t>(lastPairCount());
     const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
     const std::size_t perBody = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
     const std::size_t nb = bodies_.size();
@@ -944,8 +1004,9 @@ class DeviceWorld final : public World {
     return n;
   }
   std::int64_t touchingPairs() const override {
-    if (previousPairCount_ == 0) return 0;
-    thrust::host_vector<int> c(previousPairContactCount_.begin(), previousPairContactCount_.begin() + previousPairCount_);
+    const std::int64_t pairs = lastPairCount();
+    if (pairs == 0) return 0;
+    thrust::host_vector<int> c(previousPairContactCount_.begin(), previousPairContactCount_.begin() + pairs);
     std::int64_t n = 0;
     for (int x : c) n += x > 0 ? 1 : 0;
     return n;
@@ -1072,8 +1133,8 @@ class DeviceWorld final : public World {
     p.pairsFound = raw(pairsFound_);
     p.pairsOffset = raw(pairsOffset_);
     p.pairKeys = raw(pairKeys_);
-    p.pairCapacity = static_cast<int>(pairCapacity_ < 0x7fffffff ? pairCapacity_ : 0x7fffffff);
-    p.pairCount = pairCount_;
+    p.pairCapacity = pairSlots_;
+    p.pairTally = raw(pairTally_);
     p.pairContacts = raw(pairContacts_);
     p.pairContactCount = raw(pairContactCount_);
     p.pairContactCapacity = s.maxContactsPerPair;
@@ -1081,7 +1142,6 @@ class DeviceWorld final : public World {
     p.pairExtremes = raw(pairExtremes_);
     p.elementDeepest = raw(elementDeepest_);
     p.previousPairKeys = raw(previousPairKeys_);
-    p.previousPairCount = previousPairCount_;
     p.previousPairContacts = raw(previousPairContacts_);
     p.previousPairContactCount = raw(previousPairContactCount_);
     p.previousContacts = raw(previousContacts_);
@@ -1120,6 +1180,7 @@ class DeviceWorld final : public World {
   // 8 passes).
   static constexpr int kScanLaunches = 2;
   static constexpr int kSortLaunches32 = 5, kSortLaunches64 = 9;
+  static constexpr std::size_t kFirstPairSlots = 256;  // pairs provisioned at least (four per body otherwise)
   static constexpr double kSortBytesPerElement32 = 4 * 2 * 8.0, kSortBytesPerElement64 = 8 * 2 * 8.0;
 
   /// The execution policy of every algorithm of a step: the System's, with the world's
@@ -1158,10 +1219,11 @@ class DeviceWorld final : public World {
   }
 
   // Reads for the model only (census on): never part of a normal step.
-  double censusRead(const int* deviceValue) const {
-    int v = 0;
+  template <class T>
+  double censusRead(const T* deviceValue) const {
+    T v = 0;
     System::copyToHost(&v, deviceValue, 1);
-    return v;
+    return static_cast<double>(v);
   }
   double censusCount(const Vector<int>& flags) const {
     thrust::host_vector<int> h = flags;
@@ -1192,6 +1254,14 @@ class DeviceWorld final : public World {
     return n;
   }
 
+  /// A device→host read outside a step (an accessor): not counted.
+  template <class T>
+  T peek(const T* deviceValue) const {
+    T value{};
+    System::copyToHost(&value, deviceValue, 1);
+    return value;
+  }
+
   /// A device→host read made by a step; counted (stepHostReads), because on CUDA each one is a
   /// host wait for everything queued before it.
   template <class T>
@@ -1200,12 +1270,6 @@ class DeviceWorld final : public World {
     System::copyToHost(&value, deviceValue, 1);
     ++stepHostReads_;
     return value;
-  }
-
-  /// Resizes to at least n (with headroom), never shrinks.
-  template <class T>
-  static void grow(Vector<T>& v, std::size_t n) {
-    if (v.size() < n) v.resize(n + n / 2 + 16);
   }
 
   /// Clears the slots of each of `groups` groups of `perGroup` past its count (saveState).
@@ -1299,8 +1363,12 @@ class DeviceWorld final : public World {
   float cellSize_ = 1;
   // contactOverflowPairs_: pair contact points dropped as counted by builds before the count moved
   // onto the device (per body, in overflow_); it only carries what an older state file holds.
-  long long pairCapacity_ = 0, pairOverflow_ = 0, contactOverflowPairs_ = 0;
-  int pairCount_ = 0, previousPairCount_ = 0;
+  // pairCapacity_: the scene's most pairs (maxPairsPerBody per body); pairSlots_ (≤ it): the pairs
+  // provisioned now — the passes' width, the contact slots — grown between frames
+  // (checkPairSlots) and by provisionPairs.
+  long long pairCapacity_ = 0, contactOverflowPairs_ = 0;
+  int pairSlots_ = 0;
+  Vector<long long> pairTally_;  // (4) StepParams::pairTally
   Vector<long long> pairKeys_, previousPairKeys_;
   Vector<PairContact<float>> pairContacts_, previousPairContacts_;
   Vector<int> pairContactCount_, previousPairContactCount_;

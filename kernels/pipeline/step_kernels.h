@@ -159,27 +159,29 @@ struct StepParams {
   int* pairsFound = nullptr;                  // (nbody + 1) pairs each body owns
   int* pairsOffset = nullptr;                 // (nbody + 1) exclusive scan of pairsFound
   long long* pairKeys = nullptr;              // (pairCapacity) a·nbody + b, a < b
-  int pairCapacity = 0;
-  int pairCount = 0;                          // this step's pairs (≤ pairCapacity)
-  PairContact<float>* pairContacts = nullptr; // (pairCount × pairContactCapacity)
-  int* pairContactCount = nullptr;            // (pairCount)
+  int pairCapacity = 0;                       // the pairs provisioned (pairSlots on the host)
+  // On the device, so that no step reads a count back (pairCountOf): [0] this step's pairs
+  // (≤ pairCapacity; between steps, the last step's), [1] last step's, [2] the most pairs found
+  // (before the capacity) since the host last looked, [3] pairs dropped at the capacity, ever.
+  long long* pairTally = nullptr;
+  PairContact<float>* pairContacts = nullptr; // (pairCapacity × pairContactCapacity)
+  int* pairContactCount = nullptr;            // (pairCapacity)
   int pairContactCapacity = 0;                // points of a pair's manifold (≤ kManifoldPoints)
   int narrowChunks = 0;                       // most chunks (≤ kMatchChunk particles) of any shape
   ManifoldKey* pairExtremes = nullptr;        // (pairCapacity × 4) the wide narrow phase's quadrant extremes
-  ManifoldKey* elementDeepest = nullptr;        // (pairCount × 2 narrowChunks × 4) each element's four deepest
-  const long long* previousPairKeys = nullptr;  // last step's pairs (sorted), for warm starting
-  int previousPairCount = 0;
+  ManifoldKey* elementDeepest = nullptr;        // (pairCapacity × 2 narrowChunks × 4) each element's four deepest
+  const long long* previousPairKeys = nullptr;  // last step's pairs (sorted; pairTally[1] of them), for warm starting
   const PairContact<float>* previousPairContacts = nullptr;
   const int* previousPairContactCount = nullptr;
   const ContactSlot* previousContacts = nullptr;  // last step's collider contacts (nbody × cap)
   const int* previousColliderCount = nullptr;     // (nbody), 0 for bodies in no pair
   int* colliderContactCount = nullptr;            // (nbody) this step's collider contacts
-  int* incidenceBody = nullptr;               // (2 pairCount) sorted by body
-  int* incidencePair = nullptr;               // (2 pairCount)
+  int* incidenceBody = nullptr;               // (2 pairCapacity) sorted by body (nbody past the pairs)
+  int* incidencePair = nullptr;               // (2 pairCapacity)
   int* incidenceStart = nullptr;              // (nbody + 1) first incidence of each body
   int* split = nullptr;                       // (nbody) pairs + colliders touching the body
-  PairImpulse<float>* onA = nullptr;          // (pairCount) this round's impulses on a
-  PairImpulse<float>* onB = nullptr;          // (pairCount) and on b
+  PairImpulse<float>* onA = nullptr;          // (pairCapacity) this round's impulses on a
+  PairImpulse<float>* onB = nullptr;          // (pairCapacity) and on b
   PairImpulse<float>* onBody = nullptr;       // (nbody) from the colliders
   int shockLevels = 0;                        // levels of shock propagation (0: off)
   V3 up{0.0f};                                // −gravity, unit
@@ -851,6 +853,34 @@ struct GridPairs {
   }
 };
 
+/// This step's pairs (after CountPairs). The per-pair passes are launched over the pairs
+/// provisioned (p.pairCapacity) and the threads past the count do nothing: the host never needs
+/// the count to size a launch.
+SMASH_HD int pairCountOf(const StepParams& p) { return static_cast<int>(p.pairTally[0]); }
+
+/// Broad phase 3, one thread: this step's pair count from the scan, kept on the device (last
+/// step's moves to [1]); the most found since the host looked and the pairs past the capacity.
+struct CountPairs {
+  StepParams p;
+  SMASH_HD void operator()(int) const {
+    const long long found = p.pairsOffset[p.bodyCount];
+    const long long kept = found < p.pairCapacity ? found : p.pairCapacity;
+    p.pairTally[1] = p.pairTally[0];
+    p.pairTally[0] = kept;
+    if (found > p.pairTally[2]) p.pairTally[2] = found;
+    p.pairTally[3] += found - kept;
+  }
+};
+
+/// Broad phase 4, per provisioned pair: the slots past the count get the largest key, so the
+/// sort over all of them leaves this step's pairs first, in order.
+struct PadPairKeys {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    if (q >= pairCountOf(p)) p.pairKeys[q] = 0x7fffffffffffffffLL;
+  }
+};
+
 /// The contact slots of pair q.
 SMASH_HD PairContact<float>* slotsOf(const StepParams& p, int q) {
   return p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
@@ -927,12 +957,13 @@ SMASH_HD bool pairSideSwept(const StepParams& p, const BodyData& A, const BodyDa
 
 /// Last step's contacts of pair (a, b), by binary search over last step's sorted keys.
 SMASH_HD int previousPair(const StepParams& p, long long key) {
-  int lo = 0, hi = p.previousPairCount;
+  const int count = static_cast<int>(p.pairTally[1]);
+  int lo = 0, hi = count;
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
     if (p.previousPairKeys[mid] < key) lo = mid + 1; else hi = mid;
   }
-  return lo < p.previousPairCount && p.previousPairKeys[lo] == key ? lo : -1;
+  return lo < count && p.previousPairKeys[lo] == key ? lo : -1;
 }
 
 /// The frame pair (A, B)'s manifold is ranked in (math/contact_solver.h, "Contact manifold"):
@@ -1006,6 +1037,7 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
 struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
+    if (q >= pairCountOf(p)) return;
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
@@ -1037,6 +1069,7 @@ struct PairContactsOf {
 SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side, int& first, int& end) {
   const int k = p.narrowChunks;
   q = static_cast<int>(e / (2 * k));
+  if (q >= pairCountOf(p)) return false;
   const int r = static_cast<int>(e % (2 * k));
   side = r / k;
   first = (r % k) * kMatchChunk;
@@ -1064,6 +1097,7 @@ SMASH_HD void maxShared(ManifoldKey* at, ManifoldKey value) {
 struct ClearManifoldKeys {
   StepParams p;
   SMASH_HD void operator()(int e) const {
+    if (e / (2 * p.narrowChunks) >= pairCountOf(p)) return;
     for (int k = 0; k < kManifoldDeepest; ++k) p.elementDeepest[static_cast<long long>(e) * kManifoldDeepest + k] = 0;
     if (e % (2 * p.narrowChunks) == 0) {
       const long long q = e / (2 * p.narrowChunks);
@@ -1114,6 +1148,7 @@ struct SweptNarrowChunkRanks {
 struct PairManifold {
   StepParams p;
   SMASH_HD void operator()(int q) const {
+    if (q >= pairCountOf(p)) return;
     ManifoldKey best[kManifoldCriteria] = {};
     const long long elements = 2LL * p.narrowChunks, first = q * elements;
     for (long long e = first; e < first + elements; ++e)
@@ -1125,12 +1160,14 @@ struct PairManifold {
   }
 };
 
-/// Two incidence records per pair, (a, q) and (b, q), sorted by body afterwards.
+/// Two incidence records per pair, (a, q) and (b, q), sorted by body afterwards; a slot past
+/// the pairs gets the body count, so it sorts after every body's records.
 struct PairIncidences {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    p.incidenceBody[2 * q] = pairA(p, p.pairKeys[q]);
-    p.incidenceBody[2 * q + 1] = pairB(p, p.pairKeys[q]);
+    const bool pair = q < pairCountOf(p);
+    p.incidenceBody[2 * q] = pair ? pairA(p, p.pairKeys[q]) : p.bodyCount;
+    p.incidenceBody[2 * q + 1] = pair ? pairB(p, p.pairKeys[q]) : p.bodyCount;
     p.incidencePair[2 * q] = q;
     p.incidencePair[2 * q + 1] = q;
   }
@@ -1195,6 +1232,7 @@ struct PrepareBodies {
 /// Per pair, before the iterations: targets from the velocities before the solve, warm start.
 /// Clears pair q's impulses for a round; returns its contact count (0: nothing to solve).
 SMASH_HD int beginPairRound(const StepParams& p, int q) {
+  if (q >= pairCountOf(p)) return 0;
   p.onA[q] = PairImpulse<float>{};
   p.onB[q] = PairImpulse<float>{};
   return p.pairContactCount[q];
@@ -1298,6 +1336,7 @@ SMASH_HD bool carries(const StepParams& p, const int* level, int q, int b) {
 struct PairSupports {
   StepParams p;
   SMASH_HD void operator()(int q) const {
+    if (q >= pairCountOf(p)) return;
     p.pairSupport[q] = pairSupport(slotsOf(p, q), p.pairContactCount[q], p.up);
   }
 };
@@ -1581,6 +1620,7 @@ struct WakeIslands {
 struct WokenPairContacts {
   StepParams p;
   SMASH_HD void operator()(int q) const {
+    if (q >= pairCountOf(p)) return;
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     if (p.bodiesStart[a].asleep && p.bodiesStart[b].asleep && !bothAsleep(p, q)) PairContactsOf{p}(q);
   }

@@ -391,6 +391,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.contactIterations = static_cast<int>(f.integer("contact_iterations", 32, 1, 1000));
   s.bodyContacts = f.boolean("body_contacts", true);
   s.maxPairsPerBody = static_cast<int>(f.integer("max_pairs_per_body", 16, 1, 1024));
+  s.pairMemoryMb = static_cast<int>(f.integer("pair_memory_mb", 256, 1, 1 << 20));
   // At most a contact manifold's points (kManifoldPoints, math/contact_solver.h).
   s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 8, 1, 8));
   s.pairSweeps = static_cast<int>(f.integer("pair_sweeps", 2, 1, 64));

@@ -59,6 +59,10 @@ struct SolverSettings {
   bool bodyContacts = true;
   /// Broad-phase candidate pairs the buffer holds, per body (sized up front; overflow counted).
   int maxPairsPerBody = 16;
+  /// Memory (MiB) for body pairs' contact slots provisioned for every candidate pair at once: a
+  /// scene whose capacity fits has no pair count to watch (steps read nothing back); a larger one
+  /// starts with four pairs per body and the host provisions more between frames.
+  int pairMemoryMb = 256;
   /// Points of a body pair's contact manifold (the deepest and the extremes, at most 8).
   int maxContactsPerPair = 8;
   /// Gauss–Seidel sweeps over a pair's manifold in each contact round (physics.md §6, "Mass
