@@ -36,17 +36,18 @@ struct CudaSystem {
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerParticle;
   static auto policy() { return thrust::cuda::par_nosync; }
 
-  /// A world's stream, and the CUDA graph of its step. A step whose launch sequence is fixed (no
+  /// A world's stream, and the CUDA graphs of its step. A step whose launch sequence is fixed (no
   /// host read inside it, no per-stage timing) is captured once — after two plain steps — and
-  /// replayed: one launch per step
-  /// instead of ~20 (docs/pipeline.md, "Host reads and waits"). SMASH_CUDA_GRAPH=0 turns it off
+  /// replayed: one launch per step instead of ~20 to ~150 (docs/pipeline.md, "Host reads and
+  /// waits"). Two variants: a step with body contacts swaps this step's pair buffers with last
+  /// step's, so its launches alternate between two sets of pointers (even and odd steps). SMASH_CUDA_GRAPH=0 turns it off
   /// (Nsight then shows each stage's NVTX range with its kernels). A capture that fails — an
   /// operation the driver cannot capture — falls back to plain launches for the world's lifetime.
   /// The stream is a blocking one: work on the legacy default stream (vector copies and resizes,
   /// the reads to the host) is ordered with it.
   struct Context {
     cudaStream_t stream = nullptr;
-    cudaGraphExec_t step = nullptr;
+    cudaGraphExec_t step[2] = {nullptr, nullptr};
     bool graphs = true;
     int plainSteps = 0;  // since the last (re)start: capture only once temporaries are cached
     Context() {
@@ -57,7 +58,8 @@ struct CudaSystem {
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
     ~Context() {
-      if (step) cudaGraphExecDestroy(step);
+      for (cudaGraphExec_t g : step)
+        if (g) cudaGraphExecDestroy(g);
       if (stream) cudaStreamDestroy(stream);
     }
   };
@@ -66,15 +68,17 @@ struct CudaSystem {
     return policy.on(context.stream);
   }
   template <class Body>
-  static void runStep(Context& context, Body&& launches, bool fixedSequence) {
-    // Two plain steps first: they fill the world's cache of temporary storage, so the captured
-    // step allocates nothing (cudaMalloc may not be called while a capture is under way).
-    if (!fixedSequence || !context.graphs || (!context.step && context.plainSteps < 2)) {
+  static void runStep(Context& context, Body&& launches, bool fixedSequence, int variant) {
+    // Two plain steps first (one of each variant): they fill the world's cache of temporary
+    // storage, so the captured step allocates nothing (cudaMalloc may not be called while a
+    // capture is under way).
+    cudaGraphExec_t& step = context.step[variant & 1];
+    if (!fixedSequence || !context.graphs || (!step && context.plainSteps < 2)) {
       launches();
       ++context.plainSteps;
       return;
     }
-    if (!context.step) {
+    if (!step) {
       cudaGraph_t graph = nullptr;
       bool captured = cudaStreamBeginCapture(context.stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
       if (captured) {
@@ -84,24 +88,25 @@ struct CudaSystem {
           captured = false;
         }
         captured = cudaStreamEndCapture(context.stream, &graph) == cudaSuccess && captured && graph;
-        captured = captured && cudaGraphInstantiate(&context.step, graph, 0) == cudaSuccess;
+        captured = captured && cudaGraphInstantiate(&step, graph, 0) == cudaSuccess;
         if (graph) cudaGraphDestroy(graph);
       }
       if (!captured) {
         cudaGetLastError();  // clear the capture's error; this world launches plainly from now on
-        if (context.step) cudaGraphExecDestroy(context.step);
-        context.step = nullptr;
+        resetStep(context);
         context.graphs = false;
         launches();
         return;
       }
     }
-    SMASH_CUDA_CHECK(cudaGraphLaunch(context.step, context.stream));
+    SMASH_CUDA_CHECK(cudaGraphLaunch(step, context.stream));
   }
-  /// Buffers may have moved (a state was loaded, poses were set): capture again.
+  /// Buffers may have moved (a state was loaded, poses were set, pair slots grew): capture again.
   static void resetStep(Context& context) {
-    if (context.step) cudaGraphExecDestroy(context.step);
-    context.step = nullptr;
+    for (cudaGraphExec_t& g : context.step) {
+      if (g) cudaGraphExecDestroy(g);
+      g = nullptr;
+    }
     context.plainSteps = 0;
   }
 

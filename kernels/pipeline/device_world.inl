@@ -400,8 +400,11 @@ class DeviceWorld final : public World {
     if (bodies_.empty()) return;
     // A step with no host read and no host-side timing or counting is a fixed launch sequence:
     // the CUDA system captures it once into a CUDA graph and replays it (System::runStep).
-    const bool fixedSequence = !bodyContacts_ && !profiling_ && !census_;
-    System::runStep(context_, [&] { stepKernels(); }, fixedSequence);
+    // With body contacts too: the pair count stays on the device, and the pair buffers swapped at
+    // the end of a step alternate, so even and odd steps are two fixed sequences.
+    const bool fixedSequence = !profiling_ && !census_;
+    System::runStep(context_, [&] { stepKernels(); }, fixedSequence, bodyContacts_ ? static_cast<int>(steps_ & 1) : 0);
+    if (bodyContacts_) swapPairBuffers();
     // Once per frame (the scene's substeps), the host looks at the pairs found: the step's one
     // read, and none once every pair the scene may have is provisioned.
     if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0)
@@ -699,7 +702,11 @@ class DeviceWorld final : public World {
           launch("IslandMinimum", nb, IslandMinimum{p, k}, nb * 16.0 + 2 * pairs * 16.0);
         launch("SleepDecide", nb, SleepDecide{p}, nb * (BD + 8.0));
       });
-    // This step's contacts become the next step's warm start.
+  }
+
+  /// This step's contacts become the next step's warm start: host-side, after the step's launches
+  /// (a replayed CUDA graph runs no host code, so this is not part of them).
+  void swapPairBuffers() {
     previousPairKeys_.swap(pairKeys_);
     previousPairContacts_.swap(pairContacts_);
     previousPairContactCount_.swap(pairContactCount_);
@@ -1045,6 +1052,7 @@ class DeviceWorld final : public World {
     Census c;
     c.steps = steps_ - censusStepsStart_;
     c.hostReads = stepHostReads_ - censusReadsStart_;
+    c.graphed = true;  // every step is a fixed sequence (step()); only census and profiling run it plainly
     for (const std::string& key : censusOrder_) c.launches.push_back(censusRecords_.at(key));
     return c;
   }

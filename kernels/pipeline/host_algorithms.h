@@ -13,8 +13,8 @@
 //   copyToHost(dst, src, n)                       a device→host read (the caller counts them)
 //   synchronize()                                 waits for queued device work
 //   Context, onStream(policy, context)            per-world state (CUDA: a stream), the policy on it
-//   runStep(context, launches, fixedSequence)     one step's launches (CUDA: a CUDA graph when
-//                                                 the sequence is fixed); resetStep(context)
+//   runStep(context, launches, fixedSequence, variant)  one step's launches (CUDA: a CUDA graph
+//                                                 per variant when the sequence is fixed); resetStep(context)
 #pragma once
 
 #include <algorithm>
@@ -35,7 +35,7 @@ struct HostAlgorithms {
   }
   /// Runs one step's launches (CUDA may capture and replay them as a graph).
   template <class Body>
-  static void runStep(Context&, Body&& body, bool /*fixedSequence*/) {
+  static void runStep(Context&, Body&& body, bool /*fixedSequence*/, int /*variant*/) {
     body();
   }
   static void resetStep(Context&) {}

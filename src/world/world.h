@@ -76,6 +76,9 @@ struct LaunchRecord {
 struct Census {
   std::int64_t steps = 0;
   std::int64_t hostReads = 0;
+  /// The CUDA backend replays these steps as a CUDA graph (their launch sequence is fixed; a
+  /// host read, if any, comes after the step's launches).
+  bool graphed = false;
   std::vector<LaunchRecord> launches;
 };
 
