@@ -7,7 +7,8 @@
 // for Nsight, and (when profiling) a timed, synchronised region. Collective algorithms (scan,
 // sorts, searches, reads to the host) are the System's (host_algorithms.h, backend_cuda.cu), so
 // the stages read the same on every backend. Host reads go through readBack and are counted:
-// none in a step of bodies that do not touch, one (the pair count) with body–body contacts. No
+// none in a step, with or without body contacts (the pair count stays on the device), except one
+// per frame where the pair slots are provisioned as the pairs grow (checkPairSlots). No
 // allocations in the steady state: Thrust's temporary storage comes from a cache that is warm
 // after the first step.
 #pragma once

@@ -6,9 +6,10 @@
 //
 // Backends share one kernel source (kernels/pipeline): CUDA (nvcc, sm_90), OMP and CPP (g++
 // through Thrust's host systems). State lives in backend memory in structure-of-arrays layout.
-// A step of bodies that do not touch each other makes no host read and no host wait (on CUDA
-// its kernels are queued without synchronising); a step with body–body contacts makes exactly
-// one, the pair count (stepHostReads counts them). Steady-state steps allocate nothing.
+// A step makes no host read and no host wait (on CUDA its kernels are queued without
+// synchronising), with or without body–body contacts; a scene whose pair slots exceed
+// solver.pair_memory_mb reads one value per frame (stepHostReads counts them). Steady-state steps
+// allocate nothing.
 // Reading state back is a copy.
 #pragma once
 
@@ -161,8 +162,9 @@ class World {
 
   /// Blocks of temporary storage allocated for Thrust so far; flat after the first step.
   virtual long temporaryAllocations() const = 0;
-  /// Device→host reads step() has made since creation (each one is a host wait on CUDA): 0 per
-  /// step without body–body contacts, 1 per step with them. Profiling's per-stage
+  /// Device→host reads step() has made since creation (each one is a host wait on CUDA): none,
+  /// except one per frame (the last step of each `substeps`) when the pair slots are provisioned
+  /// as the pairs grow (solver.pair_memory_mb). Profiling's per-stage
   /// synchronisation is not a read and is not counted.
   virtual std::int64_t stepHostReads() const = 0;
   /// Bytes of backend memory the world's buffers hold now.
