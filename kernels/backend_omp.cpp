@@ -14,6 +14,12 @@ struct OmpSystem : HostAlgorithms {
   static constexpr Backend kBackend = Backend::Omp;
   static constexpr StepStrategy kDefaultStrategy = StepStrategy::PerBody;
   static auto policy() { return thrust::omp::par; }
+  /// The count is in host memory and every launch before it has finished: the pair passes and
+  /// their sorts run over the pairs found, not the slots (the same results to the bit as the
+  /// serial system's slot-wide passes; test_determinism.cpp).
+  static int passWidth(const long long* count, int provisioned) {
+    return static_cast<int>(*count < provisioned ? *count : provisioned);
+  }
 };
 }  // namespace
 

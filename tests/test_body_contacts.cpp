@@ -549,18 +549,29 @@ TEST_CASE("bodies: a box rests at the end of a plank body and off-centre on a la
       "bodies": [{"shape": "big", "position": [0, )" << c.bigHalfHeight + 0.001 << R"(, 0]},
                  {"shape": "small", "position": [)" << c.x << ", " << 2 * c.bigHalfHeight + 0.102 << R"(, 0]}]})";
     const Scene scene = sceneFromJson(s.str());
-    auto world = World::create(Backend::Omp, scene);
-    const int steps = scene.frames * scene.substeps;
-    for (int n = 0; n < steps / 2; ++n) world->step();
-    const glm::dvec3 settled = world->poses()[1].centre;
-    for (int n = steps / 2; n < steps; ++n) world->step();
-    const glm::dvec3 end = world->poses()[1].centre;
-    const double energy = kineticEnergy(*world, scene);
-    INFO("lower body " << c.big << ", box at x = " << c.x << ": kinetic energy " << energy << " J, drift "
-                       << glm::length(end - settled) << " m over the last 2.5 s, box at " << end.x << ", " << end.y);
-    CHECK(energy < 1e-6);
-    CHECK(glm::length(end - settled) < 1e-4);
-    CHECK(std::abs(end.y - (2 * c.bigHalfHeight + 0.1)) < 0.005);  // on the lower body, not fallen off
+    // The reference too: the plank's 615 bottom points are more than the 256 collider contacts a
+    // body keeps, and keeping the strictly deepest chose them from one end (in double, the end a
+    // micrometre lower): the plank rocked at 0.2-2.4 J for ever (colliderContactRank).
+    for (const char* backend : {"omp", "reference"}) {
+      const int steps = scene.frames * scene.substeps;
+      const std::vector<std::vector<BodyPose>> run = trajectory(scene, backend, steps);
+      const glm::dvec3 settled = run[static_cast<std::size_t>(steps / 2 - 1)][1].centre;
+      const std::vector<BodyPose>& last = run.back();
+      const glm::dvec3 end = last[1].centre;
+      double energy = 0;
+      for (std::size_t b = 0; b < last.size(); ++b) {
+        const Shape& shape = scene.shapes[scene.bodies[b].shape];
+        const glm::dmat3 R = glm::mat3_cast(glm::dquat(last[b].rotation));
+        const glm::dvec3 v(last[b].velocity), w(last[b].angularVelocity);
+        energy += 0.5 * shape.totalMass * glm::dot(v, v) + 0.5 * glm::dot(w, R * shape.inertia * glm::transpose(R) * w);
+      }
+      INFO(backend << ": lower body " << c.big << ", box at x = " << c.x << ": kinetic energy " << energy
+                   << " J, drift " << glm::length(end - settled) << " m over the last 2.5 s, box at " << end.x << ", "
+                   << end.y);
+      CHECK(energy < 1e-6);
+      CHECK(glm::length(end - settled) < 1e-4);
+      CHECK(std::abs(end.y - (2 * c.bigHalfHeight + 0.1)) < 0.005);  // on the lower body, not fallen off
+    }
   }
 }
 

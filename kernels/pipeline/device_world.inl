@@ -562,7 +562,9 @@ class DeviceWorld final : public World {
     const int nb = static_cast<int>(bodies_.size());
     const StepParams p = params();
     const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>), PI = sizeof(PairImpulse<float>);
-    const int slots = pairSlots_;
+    // The passes' width: the provisioned slots, or the pairs found where the system can read the
+    // count for free (System::passWidth; after CountPairs). The census counts CUDA's shape.
+    int slots = pairSlots_;
     double pairs = slots;  // this step's pairs: known to the model (census) only
     stage(kBroadPhase, [&] {
       // Grid (step_kernels.h "Broad phase"): bucket keys, sorted with the bodies; bucket starts;
@@ -587,6 +589,7 @@ class DeviceWorld final : public World {
       // The count stays on the device; the passes below run over the provisioned slots.
       launch("CountPairs", 1, CountPairs{p}, 4.0 + 32);
       if (census_) pairs = censusRead(raw(pairTally_));  // for the model only
+      else slots = System::passWidth(raw(pairTally_), pairSlots_);
       launch("GridPairs (write)", nb, GridPairs{p, true}, nb * (walk + 8) + pairs * 8.0, 27 * 3.0);
       launch("PadPairKeys", slots, PadPairKeys{p}, (slots - pairs) * 8.0);
       collective("sort (pair keys, 64-bit)", [&] { System::sortKeys(exec(), p.pairKeys, slots); },

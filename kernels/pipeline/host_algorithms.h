@@ -11,6 +11,10 @@
 //   sortKeys(policy, keys, n)
 //   lowerBounds(policy, sorted, n, queries, out) out[b] = first index with sorted[i] ≥ b, b < queries
 //   copyToHost(dst, src, n)                       a device→host read (the caller counts them)
+//   passWidth(count, provisioned)                 threads of a pass over a device-counted range:
+//                                                 the provisioned slots (CUDA's shape: nothing
+//                                                 read), or where the count lies in host memory
+//                                                 and the system opts in, the count itself
 //   synchronize()                                 waits for queued device work
 //   Context, onStream(policy, context)            per-world state (CUDA: a stream), the policy on it
 //   runStep(context, launches, fixedSequence, variant)  one step's launches (CUDA: a CUDA graph
@@ -39,6 +43,9 @@ struct HostAlgorithms {
     body();
   }
   static void resetStep(Context&) {}
+  /// The CUDA shape: as many threads as slots, those past the count doing nothing. The serial
+  /// system keeps it, so the tests run the path CUDA takes (and compare it with OpenMP's).
+  static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
 
 
   template <class Policy, class T>

@@ -369,7 +369,7 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const B
                                  : sdfCollider(p.colliders[k], b.centre + r);
       if (!(s.phi < p.contactMargin)) continue;
       // Full: keep the deepest contacts, count what was dropped.
-      if (keepDeepest(slots, count, p.contactCapacity, colliderContact(r, i, k, s))) ++overflow;
+      if (keepDeepest(slots, count, p.contactCapacity, colliderContact(r, i, k, s), shape.radius)) ++overflow;
     }
   }
 }

@@ -816,13 +816,21 @@ void ReferenceWorld::gatherContacts(std::size_t b, const BodyState& start, int c
       contacts.push_back(point);
       continue;
     }
-    // Full: the new contact replaces the shallowest kept one if it is deeper; either way one
-    // contact is dropped and counted.
+    // Full: the new contact replaces the kept one of the lowest rank if its own is higher (math/
+    // contact_solver.h, colliderContactRank: depth in bins, then a hash of the identity); either
+    // way one contact is dropped and counted.
     ++contactOverflow_;
-    std::size_t shallowest = 0;
-    for (std::size_t j = 1; j < contacts.size(); ++j)
-      if (contacts[j].phi > contacts[shallowest].phi) shallowest = j;
-    if (s.phi < contacts[shallowest].phi) contacts[shallowest] = point;
+    const double radius = shape.boundingRadius;
+    std::size_t lowest = 0;
+    ManifoldKey lowestRank = colliderContactRank(contacts[0].phi, radius, contacts[0].particle, contacts[0].feature);
+    for (std::size_t j = 1; j < contacts.size(); ++j) {
+      const ManifoldKey rank = colliderContactRank(contacts[j].phi, radius, contacts[j].particle, contacts[j].feature);
+      if (rank < lowestRank) {
+        lowest = j;
+        lowestRank = rank;
+      }
+    }
+    if (colliderContactRank(s.phi, radius, point.particle, point.feature) > lowestRank) contacts[lowest] = point;
   }
 }
 
