@@ -1,20 +1,24 @@
 // smash_bench_pile: a pile scene (bodies raining into a box, scenes/rain_*.json) run to the end
-// on each backend, and optionally the same scene in Bullet (bench/peers/bullet_pile.cpp), side by
-// side in one run. Reports ms per step and per simulated second, the stage breakdown, and the
-// deepest body-in-body penetration measured the same way for every solver: every particle of
-// every body against the baked SDFs of the bodies it overlaps (scene/run_checks.h), from poses.
+// on each backend, and optionally the same scene in Bullet (bench/peers/bullet_pile.cpp) and in
+// MuJoCo (bench/peers/mujoco_pile.py, run through Python), side by side in one run. Reports ms per
+// step and per simulated second, the stage breakdown, and the deepest body-in-body penetration
+// measured the same way for every solver: every particle of every body against the baked SDFs of
+// the bodies it overlaps (scene/run_checks.h), from poses.
 //
-//   smash_bench_pile --scene scenes/rain_1k.json --backends omp --peer bullet --out result.json
+//   smash_bench_pile --scene scenes/rain_1k.json --backends omp --peer bullet,mujoco --out result.json
 //   smash_bench_pile --scene scenes/rain_64k.json --backends none --frames 3 --gpu-model h200
 //
 // --gpu-model prints the GPU model (gpu_model.h) of the last two steps of the run, counted on
 // the OpenMP backend with the CUDA backend's layout (per particle), beside the measured stage
 // times of a cuda run in the same invocation.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,10 +26,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <omp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
 #include "gpu_model.h"
+#include "peers/mujoco_pile.h"
+#include "peers/peer_scene.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
 #include "world/world.h"
@@ -40,6 +47,7 @@ using Json = nlohmann::json;
 
 struct Result {
   std::string solver;
+  int frames = 0;
   long steps = 0;
   double seconds = 0;  // stepping only
   double deepestLastSecond = 0, deepestLastSecondRelative = 0, deepestEver = 0, deepestEverRelative = 0;
@@ -52,38 +60,46 @@ struct Result {
   Json stages = Json::object();
 };
 
-/// Steps `steps` times through `step`, measuring body penetration after every frame (untimed).
+/// Adds frame `f` (1-based) of `r.frames` to `r`: its stepping time, and the body penetration of
+/// the poses after it. "Last second" is the last simulated second of the solver's own run.
+void tally(Result& r, const smash::Scene& scene, int f, double seconds, const std::vector<glm::dvec3>& c,
+           const std::vector<glm::dquat>& q) {
+  const int lastSecond = std::max(1, static_cast<int>(1.0 / scene.dt));
+  r.seconds += seconds;
+  r.steps += scene.substeps;
+  if (f <= lastSecond) {
+    r.firstSecondSeconds += seconds;
+    r.firstSecondSteps += scene.substeps;
+  }
+  if (f > r.frames - lastSecond) {
+    r.lastSecondSeconds += seconds;
+    r.lastSecondSteps += scene.substeps;
+  }
+  const smash::BodyPenetration p = smash::deepestBodyPenetration(scene, c, q);
+  r.deepestEver = std::max(r.deepestEver, p.depth);
+  r.deepestEverRelative = std::max(r.deepestEverRelative, p.relative);
+  if (f > r.frames - lastSecond) {
+    r.deepestLastSecond = std::max(r.deepestLastSecond, p.depth);
+    r.deepestLastSecondRelative = std::max(r.deepestLastSecondRelative, p.relative);
+  }
+}
+
+/// Steps `frames` frames through `step`, measuring body penetration after every frame (untimed).
 Result run(const std::string& name, const smash::Scene& scene, int frames,
            const std::function<void()>& step, const std::function<void()>& sync,
            const std::function<void(std::vector<glm::dvec3>&, std::vector<glm::dquat>&)>& poses) {
   Result r;
   r.solver = name;
+  r.frames = frames;
   std::vector<glm::dvec3> c;
   std::vector<glm::dquat> q;
-  const int lastSecond = std::max(1, static_cast<int>(1.0 / scene.dt));
   for (int f = 1; f <= frames; ++f) {
     auto t0 = Clock::now();
     for (int s = 0; s < scene.substeps; ++s) step();
     sync();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    r.seconds += seconds;
-    r.steps += scene.substeps;
-    if (f <= lastSecond) {
-      r.firstSecondSeconds += seconds;
-      r.firstSecondSteps += scene.substeps;
-    }
-    if (f > frames - lastSecond) {
-      r.lastSecondSeconds += seconds;
-      r.lastSecondSteps += scene.substeps;
-    }
     poses(c, q);
-    const smash::BodyPenetration p = smash::deepestBodyPenetration(scene, c, q);
-    r.deepestEver = std::max(r.deepestEver, p.depth);
-    r.deepestEverRelative = std::max(r.deepestEverRelative, p.relative);
-    if (f > frames - lastSecond) {
-      r.deepestLastSecond = std::max(r.deepestLastSecond, p.depth);
-      r.deepestLastSecondRelative = std::max(r.deepestLastSecondRelative, p.relative);
-    }
+    tally(r, scene, f, seconds, c, q);
     if (f % 50 == 0) {
       std::fprintf(stderr, "  %s: frame %d/%d, %.1f ms/step\n", name.c_str(), f, frames, 1e3 * r.seconds / double(r.steps));
     }
@@ -91,16 +107,36 @@ Result run(const std::string& name, const smash::Scene& scene, int frames,
   return r;
 }
 
+/// The default interpreter for the MuJoCo peer: scripts/bench-pile.sh's environment when there
+/// is one, else python3 from PATH.
+std::string defaultPython() {
+  const std::string venv = std::string(SMASH_SOURCE_DIR) + "/build/venv-bench/bin/python";
+  return access(venv.c_str(), X_OK) == 0 ? venv : "python3";
+}
+
+/// Removes the MuJoCo peer's exchange folder after a complete run (kept after a failure, for a look).
+void removeExchange(const std::string& dir) {
+  for (const char* name : {"peer.json", "poses.bin", "summary.json"}) std::remove((dir + "/" + name).c_str());
+  rmdir(dir.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"smash_bench_pile: a pile scene on smash's backends and, optionally, in Bullet"};
-  std::string scenePath, backends = "omp", peer = "none", out, machine, gpuModel;
-  int frames = -1;
+  CLI::App app{"smash_bench_pile: a pile scene on smash's backends and, optionally, in Bullet and MuJoCo"};
+  std::string scenePath, backends = "omp", peer = "none", out, machine, gpuModel, python = defaultPython(), mujocoDir;
+  int frames = -1, peerFrames = -1;
   app.add_option("--scene", scenePath, "scene file (JSON), e.g. scenes/rain_1k.json")->required();
   app.add_option("--backends", backends, "comma-separated smash backends: cpp, omp, cuda (unavailable ones are skipped)");
-  app.add_option("--peer", peer, "also run the scene in a peer engine")->check(CLI::IsMember({"none", "bullet"}));
+  app.add_option("--peer", peer, "also run the scene in peer engines: none, bullet, mujoco or bullet,mujoco")
+      ->check(CLI::IsMember({"none", "bullet", "mujoco", "bullet,mujoco", "mujoco,bullet"}));
+  app.add_option("--python", python, "Python with the mujoco module, for the MuJoCo peer (default: "
+                                     "build/venv-bench/bin/python when it exists, else python3)");
+  app.add_option("--mujoco-dir", mujocoDir, "keep the MuJoCo peer's input and output (peer.json, poses.bin, "
+                                           "summary.json) in this folder (default: a temporary one, removed)");
   app.add_option("--frames", frames, "frames to run, overriding the scene's")->check(CLI::PositiveNumber);
+  app.add_option("--peer-frames", peerFrames, "frames the peers run (default: as many as smash)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--machine", machine, "machine name recorded in the results");
   app.add_option("--out", out, "write results as JSON");
   app.add_option("--gpu-model", gpuModel, "also print the GPU model of the run's last steps (h100 or h200)")
@@ -109,7 +145,17 @@ int main(int argc, char** argv) {
   try {
     const smash::Scene scene = smash::loadScene(scenePath);
     if (frames < 0) frames = scene.frames;
+    if (peerFrames < 0) peerFrames = frames;
     const double simulated = frames * scene.dt;
+    const bool withBullet = peer.find("bullet") != std::string::npos;
+    const bool withMujoco = peer.find("mujoco") != std::string::npos;
+    // Checked before smash runs, so a collider a peer cannot take, or a missing interpreter or
+    // module, costs nothing.
+    if (withBullet) smash::peers::peerScene(scene, "bullet peer");
+    std::unique_ptr<smash::peers::MujocoPile> mujoco;
+    if (withMujoco)
+      mujoco = std::make_unique<smash::peers::MujocoPile>(scene, python,
+                                                          std::string(SMASH_SOURCE_DIR) + "/bench/peers/mujoco_pile.py");
     std::size_t particles = 0;
     double mass = 0;
     for (const smash::Body& b : scene.bodies) {
@@ -123,6 +169,10 @@ int main(int argc, char** argv) {
                 scene.name.c_str(), scene.bodies.size(), particles, frames, scene.dt, scene.substeps, simulated);
     const std::string cpu = smash::backendDevice(smash::Backend::Omp);
     std::printf("machine %s (%s; %d OpenMP threads)\n", machine.c_str(), cpu.c_str(), omp_get_max_threads());
+    if ((withBullet || withMujoco) && peerFrames != frames)
+      std::printf("peers run %d frames (%.2f s simulated), smash %d: a peer's \"last second\" is the last second of "
+                  "its own run\n", peerFrames, peerFrames * scene.dt, frames);
+    Json peerSettings = Json::object();
     std::vector<Result> results;
     std::stringstream list(backends);
     for (std::string name; std::getline(list, name, ',');) {
@@ -157,20 +207,79 @@ int main(int argc, char** argv) {
         if (t.seconds[k] > 0) r.stages[t.names[k]] = t.seconds[k] / 20 * 1e3;
       results.push_back(r);
     }
-    if (peer == "bullet") {
+    const smash::peers::StepDamping damping = smash::peers::stepDamping(scene);
+    if (withBullet) {
 #if defined(SMASH_HAVE_BULLET)
       smash::peers::BulletPile bullet(scene);
       std::string hulls;
       for (int v : bullet.hullVertices()) hulls += (hulls.empty() ? "" : ", ") + std::to_string(v);
-      std::printf("bullet: convex hulls of %s vertices, %d solver iterations (Bullet's defaults), one thread\n",
-                  hulls.c_str(), bullet.solverIterations());
-      Result r = run("bullet", scene, frames, [&] { bullet.step(); }, [] {},
+      std::printf("bullet %s: convex hulls of %s vertices in the principal frames, sequential impulse with %d "
+                  "iterations (Bullet's defaults), damping %.4g /s linear and %.4g /s angular (smash's %.4g and "
+                  "%.4g per step), one thread\n",
+                  bullet.version().c_str(), hulls.c_str(), bullet.solverIterations(),
+                  bullet.linearDamping(), bullet.angularDamping(), damping.linear, damping.angular);
+      Result r = run("bullet", scene, peerFrames, [&] { bullet.step(); }, [] {},
                      [&](std::vector<glm::dvec3>& c, std::vector<glm::dquat>& q) { bullet.poses(c, q); });
       r.finalEnergy = bullet.kineticEnergy();
       results.push_back(r);
+      peerSettings["bullet"] = {
+          {"version", bullet.version()},
+          {"threads", 1},
+          {"frames", peerFrames},
+          {"solver", "sequential impulse"},
+          {"iterations", bullet.solverIterations()},
+          {"hull_vertices", bullet.hullVertices()},
+          {"hull", "btShapeHull reduction of the mesh's convex hull, margin 0.002 m"},
+          {"inertia", "principal moments, hull in the principal frame"},
+          {"damping_per_second", {{"linear", bullet.linearDamping()}, {"angular", bullet.angularDamping()}}},
+          {"damping_per_step", {{"linear", damping.linear}, {"angular", damping.angular}}},
+          {"restitution_threshold_m_per_s", scene.solver.restitutionThreshold},
+          {"material_mixing", "body's own against colliders; larger restitution, geometric-mean friction between bodies"}};
 #else
       std::printf("bullet: this build has no Bullet (install libbullet-dev and reconfigure), skipped\n");
 #endif
+    }
+    if (withMujoco) {
+      char dirTemplate[] = "/tmp/smash_mujoco_XXXXXX";
+      if (mujocoDir.empty() && !mkdtemp(dirTemplate))
+        throw smash::InputError("mujoco peer: cannot make a folder under /tmp");
+      if (!mujocoDir.empty() && mkdir(mujocoDir.c_str(), 0777) != 0 && errno != EEXIST)
+        throw smash::InputError("mujoco peer: cannot make " + mujocoDir);
+      const std::string dir = mujocoDir.empty() ? std::string(dirTemplate) : mujocoDir;
+      std::printf("mujoco %s: running %s with %s\n", mujoco->version().c_str(),
+                  "bench/peers/mujoco_pile.py", python.c_str());
+      mujoco->run(peerFrames, dir);
+      Result r;
+      r.solver = "mujoco";
+      r.frames = peerFrames;
+      std::vector<glm::dvec3> c;
+      std::vector<glm::dquat> q;
+      for (int f = 1; f <= peerFrames; ++f) {
+        mujoco->poses(f - 1, c, q);
+        tally(r, scene, f, mujoco->frameSeconds()[f - 1], c, q);
+      }
+      const Json& summary = mujoco->summary();
+      r.finalEnergy = summary.at("final_kinetic_energy_J").get<double>();
+      r.stages = summary.value("stages_ms_per_step", Json::object());
+      results.push_back(r);
+      const Json& s = summary.at("settings");
+      std::string hulls, meshes;
+      for (const Json& v : s.at("hull_vertices")) hulls += (hulls.empty() ? "" : ", ") + std::to_string(v.get<int>());
+      for (const Json& v : s.at("mesh_vertices")) meshes += (meshes.empty() ? "" : ", ") + std::to_string(v.get<int>());
+      std::printf("mujoco %s: convex hulls of %s vertices (of meshes of %s) in the principal frames, %s solver "
+                  "(at most %d iterations; mean %.1f, max %d per step), %s integrator, %s cone, damping %.4g "
+                  "linear and %.4g angular per step, contacts mean %.0f max %d, one thread\n",
+                  s.at("mujoco_version").get<std::string>().c_str(), hulls.c_str(), meshes.c_str(),
+                  s.at("solver").get<std::string>().c_str(), s.at("iterations_limit").get<int>(),
+                  summary.at("solver_iterations").at("mean").get<double>(),
+                  summary.at("solver_iterations").at("max").get<int>(), s.at("integrator").get<std::string>().c_str(),
+                  s.at("cone").get<std::string>().c_str(), damping.linear, damping.angular,
+                  summary.at("contacts").at("mean").get<double>(), summary.at("contacts").at("max").get<int>());
+      peerSettings["mujoco"] = s;
+      peerSettings["mujoco"]["frames"] = peerFrames;
+      peerSettings["mujoco"]["contacts"] = summary.at("contacts");
+      peerSettings["mujoco"]["solver_iterations"] = summary.at("solver_iterations");
+      if (mujocoDir.empty()) removeExchange(dir);
     }
     std::printf("\n%-12s %9s %12s %14s %16s %16s %12s %12s %12s %9s\n", "solver", "ms/step", "ms/sim-s", "deepest (m)",
                 "last second (m)", "of body size", "final KE (J)", "first s ms/st", "last s ms/st", "asleep");
@@ -181,17 +290,18 @@ int main(int argc, char** argv) {
     json["context"] = {{"date", date}, {"machine", machine}, {"cpu", cpu},
                        {"omp_threads", omp_get_max_threads()}, {"scene", scenePath},
                        {"bodies", scene.bodies.size()}, {"particles", particles}, {"frames", frames},
-                       {"simulated_seconds", simulated}, {"total_mass_kg", mass},
+                       {"simulated_seconds", simulated}, {"peer_frames", peerFrames}, {"total_mass_kg", mass},
                        {"penetration_metric", "deepest particle of a body inside another body's baked SDF, from poses"}};
+    if (!peerSettings.empty()) json["peer_settings"] = peerSettings;
     json["results"] = Json::array();
     for (const Result& r : results) {
-      const double perStep = 1e3 * r.seconds / double(r.steps), perSim = 1e3 * r.seconds / simulated;
+      const double perStep = 1e3 * r.seconds / double(r.steps), perSim = 1e3 * r.seconds / (r.frames * scene.dt);
       const double firstPerStep = r.firstSecondSteps ? 1e3 * r.firstSecondSeconds / double(r.firstSecondSteps) : 0;
       const double lastPerStep = r.lastSecondSteps ? 1e3 * r.lastSecondSeconds / double(r.lastSecondSteps) : 0;
       std::printf("%-12s %9.2f %12.0f %14.4f %16.4f %16.4f %12.4g %12.3f %12.3f %9s\n", r.solver.c_str(), perStep, perSim,
                   r.deepestEver, r.deepestLastSecond, r.deepestLastSecondRelative, r.finalEnergy, firstPerStep,
                   lastPerStep, r.sleepingBodies >= 0 ? std::to_string(r.sleepingBodies).c_str() : "-");
-      Json j = {{"solver", r.solver}, {"steps", r.steps}, {"seconds", r.seconds},
+      Json j = {{"solver", r.solver}, {"frames", r.frames}, {"steps", r.steps}, {"seconds", r.seconds},
                 {"ms_per_step", perStep}, {"ms_per_simulated_second", perSim},
                 {"deepest_penetration_m", r.deepestEver}, {"deepest_penetration_relative", r.deepestEverRelative},
                 {"deepest_penetration_last_second_m", r.deepestLastSecond},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The pile benchmark with its peer: installs Bullet (Debian's libbullet-dev), builds
-# smash_bench_pile and runs the 1,000-body rain on OpenMP (and CUDA when a GPU is present) and in
-# Bullet, side by side. Results go to bench/results/<machine>/. Usage:
+# The pile benchmark with its peers: installs Bullet (Debian's libbullet-dev) and MuJoCo (PyPI,
+# bench/peers/requirements.txt, into build/venv-bench), builds smash_bench_pile and runs the
+# 1,000-body rain on OpenMP (and CUDA when a GPU is present), in Bullet and in MuJoCo, side by
+# side. Results go to bench/results/<machine>/. A second run installs nothing. Usage:
 #   scripts/bench-pile.sh [MACHINE-NAME] [SCENE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,12 +12,24 @@ if ! dpkg-query -W -f='${Status}' libbullet-dev 2>/dev/null | grep -q "install o
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libbullet-dev
 fi
+# MuJoCo's environment, refreshed only when the requirements change (as scripts/python-env.sh).
+venv=build/venv-bench
+req=bench/peers/requirements.txt
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if ! cmp -s "$req" "$venv/.smash-requirements"; then
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q -r "$req"
+  cp "$req" "$venv/.smash-requirements"
+fi
 [ -f .cudacxx.env ] && source .cudacxx.env
 machine="${1:-$(hostname)}"
 scene="${2:-scenes/rain_1k.json}"
 cmake --preset default >/dev/null
 cmake --build --preset default --target smash_bench_pile
 mkdir -p "bench/results/$machine"
-name="pile_$(basename "$scene" .json)_vs_bullet"
-./build/default/smash_bench_pile --scene "$scene" --backends omp,cuda --peer bullet --machine "$machine" \
+name="pile_$(basename "$scene" .json)_vs_peers"
+./build/default/smash_bench_pile --scene "$scene" --backends omp,cuda --peer bullet,mujoco \
+  --python "$venv/bin/python" --machine "$machine" \
   --out "bench/results/$machine/$name.json" | tee "bench/results/$machine/$name.txt"
