@@ -560,6 +560,15 @@ class RunSession {
     smash::Verdict verdict = checks_->finish(runner_->maxParticleSpeed());
     std::printf("verdict: %s\n", verdict.pass ? "PASS" : "FAIL");
     for (const auto& line : verdict.lines) std::printf("  %s\n", line.c_str());
+    // What the capacities dropped is part of the result (summary.json "counters" too): never silent.
+    const Json counters = runner_->counters();
+    const long long pairs = counters.value("pair_overflow", 0LL), points = counters.value("contact_overflow", 0LL);
+    if (pairs > 0)
+      std::printf("note: %lld candidate body pairs were dropped over the run (solver.max_pairs_per_body, or pairs "
+                  "more than doubling within a frame past solver.pair_memory_mb)\n", pairs);
+    if (points > 0)
+      std::printf("note: %lld collider contact points past solver.max_contacts_per_body were dropped over the run "
+                  "(the deepest were kept)\n", points);
     return verdict;
   }
 
