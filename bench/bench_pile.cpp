@@ -53,6 +53,7 @@ struct Result {
   double deepestLastSecond = 0, deepestLastSecondRelative = 0, deepestEver = 0, deepestEverRelative = 0;
   double finalEnergy = 0;
   long long touchingPairs = -1, sleepingBodies = -1;
+  long long pairOverflow = -1, contactOverflow = -1;  // what smash's capacities dropped (smash rows)
   // Stepping time of the first and of the last simulated second (falling vs settled, with
   // sleeping: docs/solver.md "Sleeping").
   double firstSecondSeconds = 0, lastSecondSeconds = 0;
@@ -194,6 +195,8 @@ int main(int argc, char** argv) {
                      });
       r.finalEnergy = smash::kineticEnergy(*world, scene);
       r.touchingPairs = world->touchingPairs();
+      r.pairOverflow = world->pairOverflow();
+      r.contactOverflow = world->contactOverflow();
       r.sleepingBodies = world->sleepingBodies();
       if (world->pairOverflow() || world->contactOverflow())
         std::printf("note: %s dropped %lld candidate pairs and %lld contact points (buffers full)\n", name.c_str(),
@@ -308,6 +311,8 @@ int main(int argc, char** argv) {
                 {"deepest_penetration_last_second_relative", r.deepestLastSecondRelative},
                 {"final_kinetic_energy_J", r.finalEnergy}};
       if (r.touchingPairs >= 0) j["touching_pairs"] = r.touchingPairs;
+      if (r.pairOverflow >= 0) j["pair_overflow"] = r.pairOverflow;
+      if (r.contactOverflow >= 0) j["contact_overflow"] = r.contactOverflow;
       if (r.sleepingBodies >= 0) j["sleeping_bodies"] = r.sleepingBodies;
       j["first_second_ms_per_step"] = firstPerStep;
       j["last_second_ms_per_step"] = lastPerStep;

@@ -426,12 +426,18 @@ class DeviceWorld final : public World {
   void growPairSlots(long long pairs) {
     const long long want = std::min<long long>(pairCapacity_, std::max<long long>(pairs, pairSlots_));
     if (want <= pairSlots_) return;
-    pairSlots_ = static_cast<int>((want + 63) / 64 * 64 < pairCapacity_ ? (want + 63) / 64 * 64 : pairCapacity_);
-    const std::size_t slots = static_cast<std::size_t>(pairSlots_);
+    resizePairSlots(static_cast<int>((want + 63) / 64 * 64 < pairCapacity_ ? (want + 63) / 64 * 64 : pairCapacity_));
+  }
+
+  /// Exactly `slots` pairs provisioned (a loaded state's).
+  void resizePairSlots(int slots) {
+    if (slots == pairSlots_) return;
+    pairSlots_ = slots;
+    const std::size_t n = static_cast<std::size_t>(slots);
     const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
-    pairContacts_.resize(slots * perPair);
-    previousPairContacts_.resize(slots * perPair);
-    if (wideNarrowPhase_) elementDeepest_.resize(slots * 2 * static_cast<std::size_t>(narrowChunks_) * kManifoldDeepest);
+    pairContacts_.resize(n * perPair);
+    previousPairContacts_.resize(n * perPair);
+    if (wideNarrowPhase_) elementDeepest_.resize(n * 2 * static_cast<std::size_t>(narrowChunks_) * kManifoldDeepest);
     System::resetStep(context_);  // buffers moved
   }
 
@@ -732,7 +738,9 @@ class DeviceWorld final : public World {
     return out;
   }
 
-  // State format, version 4 (3 + the working origin; 3 added each body's sleep state): Header,
+  // State format, version 5 (4 + the pair slots provisioned and the most pairs found since the host
+  // looked, so that a resumed run provisions as the uninterrupted one did; 4 added the working
+  // origin, 3 each body's sleep state): Header,
   // then nbody BodyData (centres relative to the header's origin), nparticle positions (relative
   // to it too), nparticle
   // velocities, nbody overflow counters, and — when bodies touch — the warm-start state (last
@@ -750,9 +758,11 @@ class DeviceWorld final : public World {
     std::int64_t pairs;            // last step's pairs
     std::int64_t pairOverflow, pairContactOverflow;
     double origin[3];              // the working origin the positions are relative to
+    std::int64_t pairSlots;        // the pairs provisioned (0 without body contacts)
+    std::int64_t pairsMostFound;   // the most pairs found since the host last looked (pairTally[2])
   };
   static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
-  static constexpr std::uint32_t kStateVersion = 4;
+  static constexpr std::uint32_t kStateVersion = 5;
 
   std::size_t warmBytes(std::int64_t pairs) const {
     if (!bodyContacts_) return 0;
@@ -779,6 +789,8 @@ class DeviceWorld final : public World {
     h.pairOverflow = pairOverflow();
     h.pairContactOverflow = contactOverflowPairs_;
     for (int k = 0; k < 3; ++k) h.origin[k] = origin_[k];
+    h.pairSlots = bodyContacts_ ? pairSlots_ : 0;
+    h.pairsMostFound = bodyContacts_ ? peek(thrust::raw_pointer_cast(pairTally_.data()) + 2) : 0;
     std::vector<std::uint8_t> out;
     append(out, &h, 1);
     appendDevice(out, bodies_);
@@ -827,6 +839,9 @@ class DeviceWorld final : public World {
            " particles does not belong to this scene (" + std::to_string(bodies_.size()) + " / " +
            std::to_string(position_.size()) + ", or other contact settings)");
     if (h.pairs < 0 || h.pairs > pairCapacity_) fail("state has an impossible pair count");
+    if ((bodyContacts_ && (h.pairSlots < h.pairs || h.pairSlots > pairCapacity_ || h.pairSlots < 1)) ||
+        (!bodyContacts_ && h.pairSlots != 0) || h.pairsMostFound < 0)
+      fail("state has an impossible pair provision");
     const std::size_t expected = sizeof h + h.bodies * (sizeof(BodyData) + sizeof(long long)) +
                                  h.particles * 2 * sizeof(Float4) + warmBytes(h.pairs);
     if (bytes.size() != expected)
@@ -898,13 +913,14 @@ class DeviceWorld final : public World {
     if (bodyContacts_) {
       copyIn(previousContacts_, colliderContacts);
       copyIn(previousColliderCount_, colliderCount);
-      growPairSlots(h.pairs);  // keys and counts have the full capacity
+      // The saved run's provision exactly (never more: a resumed run drops what it dropped).
+      resizePairSlots(static_cast<int>(h.pairSlots));  // keys and counts have the full capacity
       if (!pairKeys.empty()) {
         thrust::copy(pairKeys.begin(), pairKeys.end(), previousPairKeys_.begin());
         thrust::copy(pairContactCount.begin(), pairContactCount.end(), previousPairContactCount_.begin());
         thrust::copy(pairContacts.begin(), pairContacts.end(), previousPairContacts_.begin());
       }
-      const std::vector<long long> tally = {h.pairs, 0, 0, h.pairOverflow};
+      const std::vector<long long> tally = {h.pairs, 0, h.pairsMostFound, h.pairOverflow};
       copyIn(pairTally_, tally);
       contactOverflowPairs_ = h.pairContactOverflow;
     }
@@ -912,7 +928,6 @@ class DeviceWorld final : public World {
     thrust::fill(stepIndex_.begin(), stepIndex_.end(), static_cast<long long>(steps_));
     fillAll(wakeMark_, -1LL);  // marks are of the step being taken: none yet
     System::resetStep(context_);  // buffers may have moved: capture again
-    provisionPairs();
   }
 
   std::vector<BodyPose> poses() const override {

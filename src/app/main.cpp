@@ -766,9 +766,17 @@ int benchmarkCommand(const BenchOptions& o) {
     const double perSim = perStep / scene.stepDt();
     std::printf("%-10s %-40s %10.3f %12.1f %16.4g\n", name.c_str(), device.substr(0, 40).c_str(), 1e3 * perStep,
                 1e3 * perSim, double(particles) / perStep);
+    // What the capacities dropped: the timed steps did this work, not more (never silent).
+    const Json counters = runner->counters();
+    const long long pairsDropped = counters.value("pair_overflow", 0LL), pointsDropped = counters.value("contact_overflow", 0LL);
+    if (pairsDropped > 0 || pointsDropped > 0)
+      std::printf("%-10s note: dropped %lld candidate body pairs and %lld collider contact points (capacities: "
+                  "solver.max_pairs_per_body / pair_memory_mb, max_contacts_per_body)\n",
+                  name.c_str(), pairsDropped, pointsDropped);
     results.push_back({{"backend", name}, {"device", device}, {"steps", timed}, {"seconds", seconds},
                        {"ms_per_step", 1e3 * perStep}, {"ms_per_simulated_second", 1e3 * perSim},
-                       {"particle_steps_per_second", double(particles) / perStep}});
+                       {"particle_steps_per_second", double(particles) / perStep},
+                       {"pair_overflow", pairsDropped}, {"contact_overflow", pointsDropped}});
   }
   if (results.empty())
     throw smash::InputError("--backends: none of '" + o.backends + "' is available on this machine");
