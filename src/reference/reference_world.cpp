@@ -816,21 +816,11 @@ void ReferenceWorld::gatherContacts(std::size_t b, const BodyState& start, int c
       contacts.push_back(point);
       continue;
     }
-    // Full: the new contact replaces the kept one of the lowest rank if its own is higher (math/
-    // contact_solver.h, colliderContactRank: depth in bins, then a hash of the identity); either
-    // way one contact is dropped and counted.
+    // Full: the backends' rule (math/contact_solver.h keepDeepest: the kept contact of the lowest
+    // rank gives way to a higher one); either way one contact is dropped and counted.
     ++contactOverflow_;
-    const double radius = shape.boundingRadius;
-    std::size_t lowest = 0;
-    ManifoldKey lowestRank = colliderContactRank(contacts[0].phi, radius, contacts[0].particle, contacts[0].feature);
-    for (std::size_t j = 1; j < contacts.size(); ++j) {
-      const ManifoldKey rank = colliderContactRank(contacts[j].phi, radius, contacts[j].particle, contacts[j].feature);
-      if (rank < lowestRank) {
-        lowest = j;
-        lowestRank = rank;
-      }
-    }
-    if (colliderContactRank(s.phi, radius, point.particle, point.feature) > lowestRank) contacts[lowest] = point;
+    int count = static_cast<int>(contacts.size());
+    keepDeepest(contacts.data(), count, count, point, shape.boundingRadius);
   }
 }
 
