@@ -1292,10 +1292,9 @@ struct SweepCollidersAndApply {
     if (!applyOnly) {
       p.onBody[b] = PairImpulse<float>{};
       if (p.colliderContactCount[b] > 0) {
-        SolverBody<float> self = solverBodyOf(p, body, p.split[b]), wall;
-        PairImpulse<float> none;
-        pairSweep(self, wall, p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                  p.colliderContactCount[b], body.friction, p.onBody[b], none);
+        SolverBody<float> self = solverBodyOf(p, body, p.split[b]);
+        sweepColliderContacts(self, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                              p.colliderContactCount[b], body.friction, &p.onBody[b]);
       }
     }
     PairImpulse<float> sum = p.onBody[b];
@@ -1378,7 +1377,7 @@ struct ShockVelocities {
     BodyData body = p.bodies[b];
     SolverBody<float> self = solverBodyOf(p, body, 1);
     const SolverBody<float> before = self;
-    PairImpulse<float> onSelf, none;
+    PairImpulse<float> onSelf;
     // Non-penetration, and bounces only as far as the rounds achieved them (contact_solver.h,
     // shockTargets): this pass owns the body's collider contacts and the pairs that carry it (a
     // pair carries one of its bodies).
@@ -1397,11 +1396,9 @@ struct ShockVelocities {
     const float radius = p.shapes[body.shape].radius;
     for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
       const SolverBody<float> last = self;
-      if (level == 0) {
-        SolverBody<float> fixed = wall;
-        pairSweep(self, fixed, p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                  p.colliderContactCount[b], body.friction, onSelf, none);
-      }
+      if (level == 0)
+        sweepColliderContacts(self, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                              p.colliderContactCount[b], body.friction, &onSelf);
       for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
         const int q = p.incidencePair[k];
         if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;

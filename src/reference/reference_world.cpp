@@ -648,10 +648,9 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
     for (std::size_t b = 0; b < n; ++b) {
       onBody[b] = PairImpulse<double>{};
       if (colliderContacts[b].empty()) continue;
-      SolverBody<double> self = solverBody(b, split[b]), wall = fixed;
-      PairImpulse<double> none;
-      pairSweep(self, wall, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
-                contactMaterial(b).friction, onBody[b], none);
+      SolverBody<double> self = solverBody(b, split[b]);
+      sweepColliderContacts(self, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
+                            contactMaterial(b).friction, &onBody[b]);
     }
     applyRound();
   }
@@ -682,7 +681,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
       if (level[b] != k || bodies_[b].asleep) continue;  // a sleeping body carries, as a collider
       SolverBody<double> self = solverBody(b, 1);
       const SolverBody<double> before = self;
-      PairImpulse<double> onSelf, none;
+      PairImpulse<double> onSelf;
       auto predictedBody = [&](std::size_t i) {
         SolverBody<double> s = solverBody(i, 1);
         s.v = predicted[i].velocity;
@@ -700,11 +699,9 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
       const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
       for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
         const SolverBody<double> last = self;
-        if (k == 0) {
-          SolverBody<double> wall = fixed;
-          pairSweep(self, wall, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
-                    contactMaterial(b).friction, onSelf, none);
-        }
+        if (k == 0)
+          sweepColliderContacts(self, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
+                                contactMaterial(b).friction, &onSelf);
         for (std::size_t p : pairsOf[b]) {
           if (!carried(p, b)) continue;
           const std::size_t o = pairs[p].a == b ? pairs[p].b : pairs[p].a;
