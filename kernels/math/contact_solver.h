@@ -716,6 +716,87 @@ SMASH_HD int chooseManifold(const Vec3<T> (&points)[kManifoldCriteria], int n, i
   return kept;
 }
 
+/// The patch of a collider contact for its manifold: the collider, and which of the six world
+/// directions ±x, ±y, ±z its normal is nearest (the first of the largest). A container's floor
+/// and walls, or a box's faces, are one collider but separate patches.
+template <class T>
+SMASH_HD int colliderPatch(const PairContact<T>& c) {
+  const T x = c.normal.x < T(0) ? -c.normal.x : c.normal.x;
+  const T y = c.normal.y < T(0) ? -c.normal.y : c.normal.y;
+  const T z = c.normal.z < T(0) ? -c.normal.z : c.normal.z;
+  const int axis = (x >= y && x >= z) ? 0 : (y >= z ? 1 : 2);
+  const T along = axis == 0 ? c.normal.x : (axis == 1 ? c.normal.y : c.normal.z);
+  return 6 * c.feature + 2 * axis + (along < T(0) ? 1 : 0);
+}
+
+/// Collider contact manifold (docs/physics.md §4.3, "Collider contact manifold"): of a body's
+/// contacts in each patch (colliderPatch) — a bunny standing on the ground has 14 of its 200
+/// surface samples within the margin, 95 of its 3,483 vertices — `capacity` (≤ kManifoldPoints)
+/// are solved: the kColliderDeepest deepest (depth in bins of kManifoldDepthBin of the body's
+/// bounding radius, rounded to the nearest so that points resting at φ = 0 ± rounding share bin
+/// 0; ties to the lower particle), then, one at a time, the point farthest from those kept, less
+/// kManifoldDepthWeight times its gap (farthest-point sampling: the rim of the patch, not points
+/// that hover). No frame is involved — a frame's quadrants flipped a yawed box's corners from
+/// step to step, and a body axis chosen as the normal flipped for a tilted bunny — so the choice
+/// moves only where two scores tie. Every score is a ManifoldKey (the score rounded to float, then
+/// the identity), so the choice does not depend on the gathered order; the kept contacts stay in
+/// that order (compacted in place), so every layout that gathers the same list — the per-body
+/// gather, the wide gather, the reference — solves the same manifold (the reference scores in
+/// double, rounded to float as for pairs). Returns the new count; O(capacity² × count) per body,
+/// for a body with more contacts than `capacity` only.
+constexpr int kColliderDeepest = 4;
+
+template <class T>
+SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int capacity) {
+  if (capacity <= 0 || count <= capacity) return count;  // 0: every contact is solved
+  // A contact's mark is its target (contactTargets sets it after this): −1 not yet decided,
+  // 1 kept, 0 dropped.
+  for (int j = 0; j < count; ++j) c[j].target = T(-1);
+  for (int first = 0; first < count; ++first) {
+    if (c[first].target != T(-1)) continue;  // the first contact of a patch not yet reduced
+    const int patch = colliderPatch(c[first]);
+    int here = 0;
+    for (int j = first; j < count; ++j) here += c[j].target == T(-1) && colliderPatch(c[j]) == patch ? 1 : 0;
+    const int keep = here < capacity ? here : capacity;
+    for (int kept = 0; kept < keep; ++kept) {
+      int winner = -1;
+      ManifoldKey best = 0;
+      for (int j = first; j < count; ++j) {
+        if (c[j].target != T(-1) || colliderPatch(c[j]) != patch) continue;
+        T score;
+        if (kept < kColliderDeepest) {
+          score = static_cast<T>(floor(-c[j].phi / (T(kManifoldDepthBin) * radius) + T(0.5)));
+        } else {
+          T least = T(-1);
+          for (int i = first; i < count; ++i) {
+            if (c[i].target != T(1) || colliderPatch(c[i]) != patch) continue;
+            const Vec3<T> d = c[j].ra - c[i].ra;
+            const T d2 = glm::dot(d, d);
+            if (least < T(0) || d2 < least) least = d2;
+          }
+          const T gap = c[j].phi > T(0) ? c[j].phi : T(0);
+          score = glm::sqrt(least) - T(kManifoldDepthWeight) * gap;
+        }
+        const ManifoldKey key = manifoldKey(static_cast<float>(score), 0, c[j].particle);
+        if (key > best) {
+          best = key;
+          winner = j;
+        }
+      }
+      c[winner].target = T(1);
+    }
+    for (int j = first; j < count; ++j)
+      if (c[j].target == T(-1) && colliderPatch(c[j]) == patch) c[j].target = T(0);
+  }
+  int kept = 0;
+  for (int j = 0; j < count; ++j)
+    if (c[j].target == T(1)) {
+      c[j].target = T(0);
+      c[kept++] = c[j];
+    }
+  return kept;
+}
+
 /// The rank of a body's collider contact when it has more than it keeps (max_contacts_per_body;
 /// the larger is kept): its depth in bins of kManifoldDepthBin of the body's bounding radius,
 /// rounded to the nearest bin — points resting on the surface, φ ≈ 0 to either side by rounding,

@@ -1114,6 +1114,7 @@ class DeviceWorld final : public World {
     p.contacts = thrust::raw_pointer_cast(contacts_.data());
     p.contactOverflow = thrust::raw_pointer_cast(overflow_.data());
     p.contactCapacity = scene_.solver.maxContactsPerBody;
+    p.colliderManifold = scene_.solver.maxContactsPerCollider;
     p.colliders = thrust::raw_pointer_cast(colliders_.data());
     p.colliderCount = static_cast<int>(colliders_.size());
     const SolverSettings& s = scene_.solver;

@@ -110,6 +110,7 @@ struct StepParams {
   ContactSlot* contacts = nullptr;  // (nbody × contactCapacity)
   long long* contactOverflow = nullptr;  // (nbody) cumulative
   int contactCapacity = 0;
+  int colliderManifold = 8;  // max_contacts_per_collider (math/contact_solver.h reduceColliderContacts)
   // scene
   const Collider<float>* colliders = nullptr;
   int colliderCount = 0;
@@ -374,6 +375,12 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const B
   }
 }
 
+/// The collider contact manifold of body b's gathered contacts (math/contact_solver.h
+/// reduceColliderContacts): the new count.
+SMASH_HD int colliderManifold(const StepParams& p, const BodyData& b, ContactSlot* slots, int count) {
+  return reduceColliderContacts(slots, count, p.shapes[b.shape].radius, p.colliderManifold);
+}
+
 SMASH_HD V3 pointVelocity(const BodyData& b, const V3& r) {
   return b.velocity + glm::cross(b.angularVelocity, r);
 }
@@ -458,6 +465,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   if (!p.averagedContacts) {
     int count = 0;
     gatherContacts(p, start, b, slots, count, overflow);
+    count = colliderManifold(p, b, slots, count);
     if (count > 0) solveColliderContacts(p, start, b, slots, count, moved);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
@@ -610,6 +618,7 @@ struct SolveColliderContacts {
       gatherContacts(p, p.bodiesStart[bodyIndex], b, slots, count, overflow);
       p.contactOverflow[bodyIndex] += overflow;
     }
+    count = colliderManifold(p, b, slots, count);
     if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count, true);
     p.bodies[bodyIndex] = b;
     p.pushMoved[bodyIndex] = 0;
@@ -1213,6 +1222,7 @@ struct PrepareBodies {
       long long overflow = 0;
       gatherContacts(p, p.bodiesStart[b], body, slots, count, overflow);
       if (overflow) p.contactOverflow[b] += overflow;
+      // No manifold here (colliderManifold): a body in a pile keeps every collider contact.
       const SolverBody<float> fixed;
       const ContactMaterial<float> mat = bodyMaterial(p, body);
       contactTargets(startBodyOf(p, p.bodiesStart[b], body), fixed, solverBodyOf(p, body, 1), fixed, slots,

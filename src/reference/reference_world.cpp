@@ -343,6 +343,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   if (scene_.solver.contactSolver == ContactSolver::Sequential) {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
       gatherContacts(b, start, static_cast<int>(k), contacts);
+    reduceToManifold(b, contacts);
     if (!contacts.empty()) {
       BodyState& body = bodies_[b];
       SolverBody<double> self = solverBody(b, 1), atStart = self;
@@ -563,7 +564,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
       if (withColliders) resolveBodyContacts(b, start[b], true);
       continue;
     }
-    if (withColliders)
+    if (withColliders)  // every collider contact: no manifold for a body in a pile (reduceToManifold)
       for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
         gatherContacts(b, start[b], static_cast<int>(k), colliderContacts[b]);
     split[b] = static_cast<int>(pairsOf[b].size()) + (colliderContacts[b].empty() ? 0 : 1);
@@ -819,6 +820,13 @@ void ReferenceWorld::gatherContacts(std::size_t b, const BodyState& start, int c
     int count = static_cast<int>(contacts.size());
     keepDeepest(contacts.data(), count, count, point, shape.boundingRadius);
   }
+}
+
+// The collider contact manifold (math/contact_solver.h reduceColliderContacts), as every backend.
+void ReferenceWorld::reduceToManifold(std::size_t b, std::vector<PairContact<double>>& contacts) const {
+  const int kept = reduceColliderContacts(contacts.data(), static_cast<int>(contacts.size()), storedRadius(b),
+                                          scene_.solver.maxContactsPerCollider);
+  contacts.resize(static_cast<std::size_t>(kept));
 }
 
 // Positions: "move the body out" (physics.md §3) along the normal of its deepest point, collider by

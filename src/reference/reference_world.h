@@ -125,6 +125,8 @@ class ReferenceWorld {
   void resolveBodyContacts(std::size_t b, const BodyState& start, bool moved);
   void gatherContacts(std::size_t b, const BodyState& start, int collider,
                       std::vector<PairContact<double>>& contacts);
+  /// The collider contact manifold of body b (math/contact_solver.h reduceColliderContacts).
+  void reduceToManifold(std::size_t b, std::vector<PairContact<double>>& contacts) const;
   void pushOut(std::size_t b);
   void averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts);
   void writeParticlesFromBody(std::size_t b);
