@@ -742,7 +742,7 @@ SMASH_HD int colliderPatch(const PairContact<T>& c) {
 /// the identity), so the choice does not depend on the gathered order; the kept contacts stay in
 /// that order (compacted in place), so every layout that gathers the same list — the per-body
 /// gather, the wide gather, the reference — solves the same manifold (the reference scores in
-/// double, rounded to float as for pairs). Returns the new count; O(capacity² × count) per body,
+/// double, rounded to float as for pairs). Returns the new count; O(capacity × count) per patch,
 /// for a body with more contacts than `capacity` only.
 constexpr int kColliderDeepest = 4;
 
@@ -750,32 +750,27 @@ template <class T>
 SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int capacity) {
   if (capacity <= 0 || count <= capacity) return count;  // 0: every contact is solved
   // A contact's mark is its target (contactTargets sets it after this): −1 not yet decided,
-  // 1 kept, 0 dropped.
+  // 1 kept, 0 dropped. Its lambdaNormal holds its least squared distance to the kept points of
+  // its patch while the patch is sampled (contactTargets clears it too; cleared below anyway).
   for (int j = 0; j < count; ++j) c[j].target = T(-1);
   for (int first = 0; first < count; ++first) {
     if (c[first].target != T(-1)) continue;  // the first contact of a patch not yet reduced
     const int patch = colliderPatch(c[first]);
+    auto open = [&](int j) { return c[j].target == T(-1) && colliderPatch(c[j]) == patch; };
     int here = 0;
-    for (int j = first; j < count; ++j) here += c[j].target == T(-1) && colliderPatch(c[j]) == patch ? 1 : 0;
+    for (int j = first; j < count; ++j) here += open(j) ? 1 : 0;
     const int keep = here < capacity ? here : capacity;
     for (int kept = 0; kept < keep; ++kept) {
       int winner = -1;
       ManifoldKey best = 0;
       for (int j = first; j < count; ++j) {
-        if (c[j].target != T(-1) || colliderPatch(c[j]) != patch) continue;
+        if (!open(j)) continue;
         T score;
         if (kept < kColliderDeepest) {
           score = static_cast<T>(floor(-c[j].phi / (T(kManifoldDepthBin) * radius) + T(0.5)));
         } else {
-          T least = T(-1);
-          for (int i = first; i < count; ++i) {
-            if (c[i].target != T(1) || colliderPatch(c[i]) != patch) continue;
-            const Vec3<T> d = c[j].ra - c[i].ra;
-            const T d2 = glm::dot(d, d);
-            if (least < T(0) || d2 < least) least = d2;
-          }
           const T gap = c[j].phi > T(0) ? c[j].phi : T(0);
-          score = glm::sqrt(least) - T(kManifoldDepthWeight) * gap;
+          score = glm::sqrt(c[j].lambdaNormal) - T(kManifoldDepthWeight) * gap;
         }
         const ManifoldKey key = manifoldKey(static_cast<float>(score), 0, c[j].particle);
         if (key > best) {
@@ -784,14 +779,34 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
         }
       }
       c[winner].target = T(1);
+      // Farthest-point sampling's distances: to every kept point once the deepest are in, then
+      // lowered by each new one.
+      if (kept + 1 < kColliderDeepest) continue;
+      for (int j = first; j < count; ++j) {
+        if (!open(j)) continue;
+        if (kept + 1 == kColliderDeepest) {
+          c[j].lambdaNormal = T(-1);
+          for (int i = first; i < count; ++i) {
+            if (c[i].target != T(1) || colliderPatch(c[i]) != patch) continue;
+            const Vec3<T> d = c[j].ra - c[i].ra;
+            const T d2 = glm::dot(d, d);
+            if (c[j].lambdaNormal < T(0) || d2 < c[j].lambdaNormal) c[j].lambdaNormal = d2;
+          }
+        } else {
+          const Vec3<T> d = c[j].ra - c[winner].ra;
+          const T d2 = glm::dot(d, d);
+          if (d2 < c[j].lambdaNormal) c[j].lambdaNormal = d2;
+        }
+      }
     }
     for (int j = first; j < count; ++j)
-      if (c[j].target == T(-1) && colliderPatch(c[j]) == patch) c[j].target = T(0);
+      if (open(j)) c[j].target = T(0);
   }
   int kept = 0;
   for (int j = 0; j < count; ++j)
     if (c[j].target == T(1)) {
       c[j].target = T(0);
+      c[j].lambdaNormal = T(0);
       c[kept++] = c[j];
     }
   return kept;
