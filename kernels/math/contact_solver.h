@@ -756,15 +756,15 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
   for (int first = 0; first < count; ++first) {
     if (c[first].target != T(-1)) continue;  // the first contact of a patch not yet reduced
     const int patch = colliderPatch(c[first]);
-    auto open = [&](int j) { return c[j].target == T(-1) && colliderPatch(c[j]) == patch; };
+    auto undecided = [&](int j) { return c[j].target == T(-1) && colliderPatch(c[j]) == patch; };
     int here = 0;
-    for (int j = first; j < count; ++j) here += open(j) ? 1 : 0;
+    for (int j = first; j < count; ++j) here += undecided(j) ? 1 : 0;
     const int keep = here < capacity ? here : capacity;
     for (int kept = 0; kept < keep; ++kept) {
       int winner = -1;
       ManifoldKey best = 0;
       for (int j = first; j < count; ++j) {
-        if (!open(j)) continue;
+        if (!undecided(j)) continue;
         T score;
         if (kept < kColliderDeepest) {
           score = static_cast<T>(floor(-c[j].phi / (T(kManifoldDepthBin) * radius) + T(0.5)));
@@ -783,7 +783,7 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
       // lowered by each new one.
       if (kept + 1 < kColliderDeepest) continue;
       for (int j = first; j < count; ++j) {
-        if (!open(j)) continue;
+        if (!undecided(j)) continue;
         if (kept + 1 == kColliderDeepest) {
           c[j].lambdaNormal = T(-1);
           for (int i = first; i < count; ++i) {
@@ -800,7 +800,7 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
       }
     }
     for (int j = first; j < count; ++j)
-      if (open(j)) c[j].target = T(0);
+      if (undecided(j)) c[j].target = T(0);
   }
   int kept = 0;
   for (int j = 0; j < count; ++j)

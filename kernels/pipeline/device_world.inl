@@ -315,6 +315,7 @@ class DeviceWorld final : public World {
     fixed(&DeviceWorld::stepIndex_, 1);
     if (z.wideColliderContacts || z.bodyContacts) fixed(&DeviceWorld::bodiesStart_, z.bodies);
     if (z.wideColliderContacts) {
+      fixed(&DeviceWorld::colliderCount_, z.bodies);  // the contacts ColliderManifold keeps
       fixed(&DeviceWorld::bodyNear_, z.bodies * z.colliders);
       fixed(&DeviceWorld::chunkContactCount_, z.colliders * z.chunks + 1);  // + a final 0
       fixed(&DeviceWorld::chunkContactOffset_, z.colliders * z.chunks + 1);
@@ -489,8 +490,7 @@ class DeviceWorld final : public World {
     const double perBodyContactLoops =
         p.deferContacts || colliders == 0
             ? 0
-            : perParticles * colliders * 2 + std::min<double>(perParticles, scene_.solver.maxContactsPerBody) *
-                                                  (1 + scene_.solver.contactIterations);
+            : perParticles * colliders * 2 + manifoldLoops(std::min<double>(perParticles, scene_.solver.maxContactsPerBody));
     // Model bytes (docs/profiling.md): DRAM traffic of each kernel, with per-shape data (rest
     // offsets, fields) and the colliders cache-resident; a body's data read by its particles
     // counted once per body.
@@ -522,6 +522,22 @@ class DeviceWorld final : public World {
     stage(kProject, [&] { launch("ProjectParticles", n, ProjectParticles{params()}, n * 36.0 + nb * BD); });
   }
 
+  /// The model's dependent loop steps of a body alone against the colliders with `gathered`
+  /// contacts: the manifold's sampling (math/contact_solver.h reduceColliderContacts, about
+  /// capacity passes over them) and the solve's sweeps over what it keeps — one patch's worth,
+  /// a body on the ground (a body against several patches keeps up to capacity per patch).
+  double manifoldLoops(double gathered) const {
+    const double capacity = scene_.solver.maxContactsPerCollider;
+    if (capacity <= 0 || gathered <= capacity) return solveLoops(gathered);
+    return gathered * (1 + capacity) + solveLoops(gathered);
+  }
+  /// Of those, the solve's: its sweeps over the points kept.
+  double solveLoops(double gathered) const {
+    const double capacity = scene_.solver.maxContactsPerCollider;
+    const double kept = capacity <= 0 || gathered <= capacity ? gathered : capacity;
+    return kept * (1 + scene_.solver.contactIterations);
+  }
+
   /// Collider contacts of the per-particle strategy ("Collider contacts, wide" in
   /// step_kernels.h): gather by chunk and scan, solve per body, push-out as segmented maxima,
   /// then the watchdog against the step's start. A fixed launch sequence with no host read: the
@@ -545,8 +561,11 @@ class DeviceWorld final : public World {
       const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
       const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
       launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
-      launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 20) + 2 * contacts * C,
-             mostContacts * (1 + scene_.solver.contactIterations));
+      // The fallback gather is charged to the model only as the decision (as the swept counts).
+      launch("ColliderManifold", nb, ColliderManifold{p}, nb * (BD + 28) + contacts * C,
+             manifoldLoops(mostContacts) - solveLoops(mostContacts));
+      launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * contacts * C,
+             solveLoops(mostContacts));
     });
     stage(kPushOut, [&] {
       for (int pass = 0; pass < kPushOutPasses; ++pass)

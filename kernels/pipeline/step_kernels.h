@@ -597,14 +597,16 @@ struct ChunkContactsScatter {
   }
 };
 
-/// Per body: sequential impulses over its gathered contacts. A body with more contacts than its
-/// capacity, or with a collider it may have swept into, gathers again the way resolveBodyContacts
-/// does (keep the deepest, in its order: the chunks' order when they fit) and counts the rest as
-/// overflow. Then arms the first push-out pass.
-struct SolveColliderContacts {
+/// Per body, after the scatter: a body with more contacts than its capacity, or with a collider it
+/// may have swept into, gathers again the way resolveBodyContacts does (keep the deepest, in its
+/// order: the chunks' order when they fit) and counts the rest as overflow; then the collider
+/// contact manifold (colliderManifold) and the count to solve. A kernel of its own, so that the
+/// solve's registers do not carry the sampling's (in one kernel: 128 registers and 636 B of
+/// spills, kernels/gpu_budget.txt).
+struct ColliderManifold {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
-    BodyData b = p.bodies[bodyIndex];
+    const BodyData& b = p.bodies[bodyIndex];
     const int total = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[bodyIndex + 1]] -
                       p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[bodyIndex]];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
@@ -618,7 +620,18 @@ struct SolveColliderContacts {
       gatherContacts(p, p.bodiesStart[bodyIndex], b, slots, count, overflow);
       p.contactOverflow[bodyIndex] += overflow;
     }
-    count = colliderManifold(p, b, slots, count);
+    p.colliderContactCount[bodyIndex] = colliderManifold(p, b, slots, count);
+  }
+};
+
+/// Per body: sequential impulses over its contacts (ColliderManifold's). Then arms the first
+/// push-out pass.
+struct SolveColliderContacts {
+  StepParams p;
+  SMASH_HD void operator()(int bodyIndex) const {
+    BodyData b = p.bodies[bodyIndex];
+    ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
+    const int count = p.colliderContactCount[bodyIndex];
     if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count, true);
     p.bodies[bodyIndex] = b;
     p.pushMoved[bodyIndex] = 0;
