@@ -731,12 +731,21 @@ TEST_CASE("collider contact manifold: per patch, the deepest then the farthest, 
     contacts.push_back(c);
   };
   // The floor's four deepest lie 0.5 mm apart (three depth bins of 0.17 mm), the rest within ±1 mm.
-  for (int i = 0; i < 40; ++i)
-    add(0, {0, 1, 0}, {rng.uniform(-0.1, 0.1), -0.05, rng.uniform(-0.1, 0.1)},
-        i % 10 == 3 ? -3e-3 + 0.5e-3 * (i / 10) : rng.uniform(-1e-3, 1e-3), i);
-  for (int i = 0; i < 5; ++i) add(0, {-1, 0, 0}, {0.1, rng.uniform(-0.05, 0.05), rng.uniform(-0.1, 0.1)}, 0.0, 100 + i);
-  for (int i = 0; i < 12; ++i)
-    add(1, {0, 1, 0}, {rng.uniform(-0.1, 0.1), -0.05, rng.uniform(-0.1, 0.1)}, rng.uniform(-1e-3, 0.0), 200 + i);
+  // (Each draw in its own statement: the order of a call's arguments is the compiler's.)
+  for (int i = 0; i < 40; ++i) {
+    const double x = rng.uniform(-0.1, 0.1), z = rng.uniform(-0.1, 0.1);
+    const double phi = i % 10 == 3 ? -3e-3 + 0.5e-3 * (i / 10) : rng.uniform(-1e-3, 1e-3);
+    add(0, {0, 1, 0}, {x, -0.05, z}, phi, i);
+  }
+  for (int i = 0; i < 5; ++i) {
+    const double y = rng.uniform(-0.05, 0.05), z = rng.uniform(-0.1, 0.1);
+    add(0, {-1, 0, 0}, {0.1, y, z}, 0.0, 100 + i);
+  }
+  for (int i = 0; i < 12; ++i) {
+    const double x = rng.uniform(-0.1, 0.1), z = rng.uniform(-0.1, 0.1);
+    const double phi = rng.uniform(-1e-3, 0.0);
+    add(1, {0, 1, 0}, {x, -0.05, z}, phi, 200 + i);
+  }
   const double radius = 0.17;
   auto reduced = [&](std::vector<PairContact<double>> c, int capacity) {
     c.resize(static_cast<std::size_t>(reduceColliderContacts(c.data(), static_cast<int>(c.size()), radius, capacity)));
@@ -824,7 +833,8 @@ TEST_CASE("collider contact manifold: bodies alone on the ground rest as with ev
       Scene scene = sceneFromJson(s.str());
       // Start 2 cm above the ground.
       double lowest = 1e9;
-      for (const glm::dvec3& r : scene.shapes[0].rest) lowest = std::min(lowest, (glm::mat3_cast(scene.bodies[0].rotation) * r).y);
+      const Shape& body = scene.shapes[scene.bodies[0].shape];
+      for (const glm::dvec3& r : body.rest) lowest = std::min(lowest, (glm::mat3_cast(scene.bodies[0].rotation) * r).y);
       scene.bodies[0].position.y = 0.02 - lowest;
       for (const char* backend : {"omp", "reference"}) {
         const int steps = scene.frames * scene.substeps;
@@ -832,7 +842,7 @@ TEST_CASE("collider contact manifold: bodies alone on the ground rest as with ev
         const BodyPose& last = run.back()[0];
         const glm::dvec3 settled = run[static_cast<std::size_t>(steps * 2 / 3)][0].centre;
         const double speed = glm::length(glm::dvec3(last.velocity)) +
-                             scene.shapes[0].boundingRadius * glm::length(glm::dvec3(last.angularVelocity));
+                             body.boundingRadius * glm::length(glm::dvec3(last.angularVelocity));
         INFO(shape << ", max_contacts_per_collider " << cap << ", " << backend << ": speed " << speed
                    << " m/s, drift " << glm::length(glm::dvec3(last.centre) - settled) << " m over the last second");
         CHECK(speed < 1e-3);

@@ -25,6 +25,7 @@
 #include "math/hd.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
+#include "math/swept.h"
 
 #include <cstring>
 
@@ -751,7 +752,9 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
   if (capacity <= 0 || count <= capacity) return count;  // 0: every contact is solved
   // A contact's mark is its target (contactTargets sets it after this): −1 not yet decided,
   // 1 kept, 0 dropped. Its lambdaNormal holds its least squared distance to the kept points of
-  // its patch while the patch is sampled (contactTargets clears it too; cleared below anyway).
+  // its patch while the patch is sampled (cleared below; contactTargets clears it too). Squared
+  // distances and scores are rounded at every operation (mulRn, addRn: no FMA contraction on
+  // CUDA), so the per-body and the wide layout choose alike on every backend.
   for (int j = 0; j < count; ++j) c[j].target = T(-1);
   for (int first = 0; first < count; ++first) {
     if (c[first].target != T(-1)) continue;  // the first contact of a patch not yet reduced
@@ -759,8 +762,12 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
     auto undecided = [&](int j) { return c[j].target == T(-1) && colliderPatch(c[j]) == patch; };
     int here = 0;
     for (int j = first; j < count; ++j) here += undecided(j) ? 1 : 0;
-    const int keep = here < capacity ? here : capacity;
-    for (int kept = 0; kept < keep; ++kept) {
+    if (here <= capacity) {  // the whole patch
+      for (int j = first; j < count; ++j)
+        if (undecided(j)) c[j].target = T(1);
+      continue;
+    }
+    for (int kept = 0; kept < capacity; ++kept) {
       int winner = -1;
       ManifoldKey best = 0;
       for (int j = first; j < count; ++j) {
@@ -770,7 +777,7 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
           score = static_cast<T>(floor(-c[j].phi / (T(kManifoldDepthBin) * radius) + T(0.5)));
         } else {
           const T gap = c[j].phi > T(0) ? c[j].phi : T(0);
-          score = glm::sqrt(c[j].lambdaNormal) - T(kManifoldDepthWeight) * gap;
+          score = addRn(glm::sqrt(c[j].lambdaNormal), -mulRn(T(kManifoldDepthWeight), gap));
         }
         const ManifoldKey key = manifoldKey(static_cast<float>(score), 0, c[j].particle);
         if (key > best) {
@@ -779,24 +786,13 @@ SMASH_HD int reduceColliderContacts(PairContact<T>* c, int count, T radius, int 
         }
       }
       c[winner].target = T(1);
-      // Farthest-point sampling's distances: to every kept point once the deepest are in, then
-      // lowered by each new one.
-      if (kept + 1 < kColliderDeepest) continue;
+      if (kept + 1 == capacity) break;  // no distances needed after the last
+      // Farthest-point sampling's distances to the kept points, lowered by each new one.
       for (int j = first; j < count; ++j) {
         if (!undecided(j)) continue;
-        if (kept + 1 == kColliderDeepest) {
-          c[j].lambdaNormal = T(-1);
-          for (int i = first; i < count; ++i) {
-            if (c[i].target != T(1) || colliderPatch(c[i]) != patch) continue;
-            const Vec3<T> d = c[j].ra - c[i].ra;
-            const T d2 = glm::dot(d, d);
-            if (c[j].lambdaNormal < T(0) || d2 < c[j].lambdaNormal) c[j].lambdaNormal = d2;
-          }
-        } else {
-          const Vec3<T> d = c[j].ra - c[winner].ra;
-          const T d2 = glm::dot(d, d);
-          if (d2 < c[j].lambdaNormal) c[j].lambdaNormal = d2;
-        }
+        const Vec3<T> d = c[j].ra - c[winner].ra;
+        const T d2 = addRn(addRn(mulRn(d.x, d.x), mulRn(d.y, d.y)), mulRn(d.z, d.z));
+        if (kept == 0 || d2 < c[j].lambdaNormal) c[j].lambdaNormal = d2;
       }
     }
     for (int j = first; j < count; ++j)

@@ -606,7 +606,7 @@ struct ChunkContactsScatter {
 struct ColliderManifold {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
-    const BodyData& b = p.bodies[bodyIndex];
+    const BodyData b = p.bodies[bodyIndex];
     const int total = p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[bodyIndex + 1]] -
                       p.chunkContactOffset[p.colliderCount * p.bodyFirstChunk[bodyIndex]];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
