@@ -165,15 +165,10 @@ TEST_CASE("world: body-body contacts match the reference, step by step", "[world
   // broad phase, the pair contacts, the mass-split solve, the pose correction and push-out of a
   // backend against the reference from the same state, for two steps (the second one warm
   // started from the first on both sides).
+  // The checkpoints are chosen, not general: a sweep of steps 20…160 found states where one pile
+  // step of a float backend is 1–6 tolerances from the reference (30, 40, 70 and 160; with the
+  // collider contact manifold on, 45, 80 and 100): docs/physics.md §6, known limits.
   Scene pile = loadScene(test::sourcePath("scenes/pile_100.json"));
-  // Without the collider contact manifold (max_contacts_per_collider 0), so the checkpoints are
-  // the states this test was written at. The manifold acts on bodies alone against colliders
-  // (covered by "world: every step matches the reference from the same state"); with it, the
-  // first failing state (step 45, 1.04 tolerances) had no manifold in the compared steps — it
-  // changed the run-up. A sweep of checkpoints 20…160 found states where one
-  // pile step of a float backend is 1–6 tolerances from the reference, with the manifold and
-  // without it (30, 40, 70 and 160 without; 45, 80 and 100 with): docs/physics.md §6, known limits.
-  pile.solver.maxContactsPerCollider = 0;
   ReferenceWorld run(pile);
   int done = 0;
   for (int checkpoint : {20, 45, 90}) {

@@ -110,7 +110,7 @@ struct StepParams {
   ContactSlot* contacts = nullptr;  // (nbody × contactCapacity)
   long long* contactOverflow = nullptr;  // (nbody) cumulative
   int contactCapacity = 0;
-  int colliderManifold = 8;  // max_contacts_per_collider (math/contact_solver.h reduceColliderContacts)
+  int colliderManifold = 0;  // max_contacts_per_collider (math/contact_solver.h reduceColliderContacts)
   // scene
   const Collider<float>* colliders = nullptr;
   int colliderCount = 0;

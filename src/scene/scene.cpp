@@ -389,8 +389,8 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.penetrationSlop = f.nonNegative("penetration_slop", 1e-5);
   s.maxContactsPerBody = static_cast<int>(f.integer("max_contacts_per_body", 256, 1, 4096));
   s.contactIterations = static_cast<int>(f.integer("contact_iterations", 32, 1, 1000));
-  // At most a contact manifold's points (kManifoldPoints); 0: no reduction.
-  s.maxContactsPerCollider = static_cast<int>(f.integer("max_contacts_per_collider", 8, 0, 8));
+  // At most a contact manifold's points (kManifoldPoints); 0 (default): no reduction.
+  s.maxContactsPerCollider = static_cast<int>(f.integer("max_contacts_per_collider", 0, 0, 8));
   s.bodyContacts = f.boolean("body_contacts", true);
   s.maxPairsPerBody = static_cast<int>(f.integer("max_pairs_per_body", 16, 1, 1024));
   s.pairMemoryMb = static_cast<int>(f.integer("pair_memory_mb", 256, 1, 1 << 20));

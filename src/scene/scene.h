@@ -54,9 +54,10 @@ struct SolverSettings {
   /// in the order found, and the rest are counted as overflow. Same rule on every backend and
   /// in the reference, so it is part of the algorithm; the buffer is sized from it up front.
   int maxContactsPerBody = 256;
-  /// Collider contacts solved per body and collider: a manifold of the deepest and the extremes
-  /// (math/contact_solver.h reduceColliderContacts, at most 8); 0 solves every one gathered.
-  int maxContactsPerCollider = 8;
+  /// Collider contacts a body alone against the colliders solves per patch: a manifold of the
+  /// deepest and the farthest (math/contact_solver.h reduceColliderContacts, at most 8); 0 (the
+  /// default: a reduced set rocks bodies on edges and curved supports) solves every one gathered.
+  int maxContactsPerCollider = 0;
   /// Bodies collide with each other (physics.md §6): each shape's mesh is baked into a grid SDF when a
   /// scene has more than one body.
   bool bodyContacts = true;
