@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   CLI::App app{"smash_bench: many bodies without body contact, every backend side by side"};
   std::string backends = "reference,cpp,omp,cuda", bodiesList = "1,4,16,64,256,1024", out, machine;
   std::string strategyName = "auto", sceneKind = "free", gpuModel;
-  int particles = 0;
+  int particles = 0, colliderManifold = 0;
   double seconds = 1.0, referenceMaxParticles = 1.0e6;
   app.add_option("--backends", backends, "comma-separated: reference, cpp, omp, cuda (unavailable ones are skipped)");
   app.add_option("--bodies", bodiesList, "comma-separated body counts");
@@ -179,6 +179,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "per-body", "per-particle"}));
   app.add_option("--scene", sceneKind, "free: spinning without gravity above the plane; resting: standing on it")
       ->check(CLI::IsMember({"free", "resting"}));
+  app.add_option("--max-contacts-per-collider", colliderManifold,
+                 "the scene's solver.max_contacts_per_collider: 0 (default) every collider contact, 1-8 the manifold")
+      ->check(CLI::Range(0, 8));
   app.add_option("--machine", machine, "machine name recorded in the results");
   app.add_option("--gpu-model", gpuModel, "also print the GPU model of each configuration (h100 or h200)")
       ->check(CLI::IsMember({"h100", "h200"}));
@@ -214,15 +217,17 @@ int main(int argc, char** argv) {
                           {"pipeline_bytes_per_particle_step", kPipelineBytes},
                           {"particles_per_body", bunny.rest.size()},
                           {"scene", sceneKind},
+                          {"max_contacts_per_collider", colliderManifold},
                           {"library_build_type", SMASH_BUILD_TYPE}};
     results["benchmarks"] = Json::array();
-    std::printf("machine %s (%s, %d threads), triad %.1f GB/s, %zu particles per bunny\n",
-                machine.c_str(), cpuModel().c_str(), omp_get_max_threads(), triad, bunny.rest.size());
+    std::printf("machine %s (%s, %d threads), triad %.1f GB/s, %zu particles per bunny, max_contacts_per_collider %d\n",
+                machine.c_str(), cpuModel().c_str(), omp_get_max_threads(), triad, bunny.rest.size(), colliderManifold);
     std::printf("%-10s %8s %11s %10s %14s %13s %9s  stages (ms/step)\n", "backend", "bodies",
                 "particles", "ms/step", "particle-st/s", "body-steps/s", "bw frac");
     for (const std::string& count : split(bodiesList)) {
       const int n = std::stoi(count);
       smash::Scene scene = benchScene(bunny, n, sceneKind == "resting");
+      scene.solver.maxContactsPerCollider = colliderManifold;
       const double np = double(n) * double(bunny.rest.size());
       std::map<std::string, double> cudaStageMs;
       for (const std::string& name : split(backends)) {
