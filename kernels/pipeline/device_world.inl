@@ -487,10 +487,11 @@ class DeviceWorld final : public World {
     // resolveBodyContacts inside the per-body functors, for the model: gather and push-out over
     // the body's particles per collider, the solve over its (at most capacity) contacts.
     const double perParticles = double(n) / nb, colliders = double(colliders_.size());
+    const double gatheredPerBody = std::min<double>(perParticles, scene_.solver.maxContactsPerBody);
     const double perBodyContactLoops =
         p.deferContacts || colliders == 0
             ? 0
-            : perParticles * colliders * 2 + manifoldLoops(std::min<double>(perParticles, scene_.solver.maxContactsPerBody));
+            : perParticles * colliders * 2 + samplingLoops(gatheredPerBody) + solveLoops(gatheredPerBody);
     // Model bytes (docs/profiling.md): DRAM traffic of each kernel, with per-shape data (rest
     // offsets, fields) and the colliders cache-resident; a body's data read by its particles
     // counted once per body.
@@ -524,14 +525,13 @@ class DeviceWorld final : public World {
 
   /// The model's dependent loop steps of a body alone against the colliders with `gathered`
   /// contacts: the manifold's sampling (math/contact_solver.h reduceColliderContacts, about
-  /// capacity passes over them) and the solve's sweeps over what it keeps — one patch's worth,
-  /// a body on the ground (a body against several patches keeps up to capacity per patch).
-  double manifoldLoops(double gathered) const {
+  /// capacity passes over them; none when it keeps them all) and the solve's sweeps over what it
+  /// keeps — one patch's worth, a body on the ground (a body against several patches keeps up to
+  /// capacity per patch).
+  double samplingLoops(double gathered) const {
     const double capacity = scene_.solver.maxContactsPerCollider;
-    if (capacity <= 0 || gathered <= capacity) return solveLoops(gathered);
-    return gathered * (1 + capacity) + solveLoops(gathered);
+    return capacity <= 0 || gathered <= capacity ? 0 : gathered * (1 + capacity);
   }
-  /// Of those, the solve's: its sweeps over the points kept.
   double solveLoops(double gathered) const {
     const double capacity = scene_.solver.maxContactsPerCollider;
     const double kept = capacity <= 0 || gathered <= capacity ? gathered : capacity;
@@ -563,7 +563,7 @@ class DeviceWorld final : public World {
       launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
       // The fallback gather is charged to the model only as the decision (as the swept counts).
       launch("ColliderManifold", nb, ColliderManifold{p}, nb * (BD + 28) + contacts * C,
-             manifoldLoops(mostContacts) - solveLoops(mostContacts));
+             samplingLoops(mostContacts));
       launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * contacts * C,
              solveLoops(mostContacts));
     });
