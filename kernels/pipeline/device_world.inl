@@ -282,8 +282,9 @@ class DeviceWorld final : public World {
     // The per-particle strategy resolves collider contacts wide (SolveColliderContacts and the
     // push-out passes) wherever resolveBodyContacts would run after the pose update with
     // sequential impulses; the averaged solver and physics.md §3's contacts-before-the-move order of the
-    // impulse method stay per body.
-    z.wideColliderContacts = strategy == StepStrategy::PerParticle && !z.bodyContacts &&
+    // impulse method stay per body. With body contacts, the gather and the push-out of every body
+    // (PrepareBodies and FinishPairBodies, wide) — the pile path has the same conditions.
+    z.wideColliderContacts = strategy == StepStrategy::PerParticle &&
                              solver.contact == ContactModel::Impulse &&
                              solver.contactSolver == ContactSolver::Sequential && solver.collideAfter &&
                              z.colliders > 0;
@@ -315,7 +316,7 @@ class DeviceWorld final : public World {
     fixed(&DeviceWorld::stepIndex_, 1);
     if (z.wideColliderContacts || z.bodyContacts) fixed(&DeviceWorld::bodiesStart_, z.bodies);
     if (z.wideColliderContacts) {
-      fixed(&DeviceWorld::colliderCount_, z.bodies);  // the contacts ColliderManifold keeps
+      if (!z.bodyContacts) fixed(&DeviceWorld::colliderCount_, z.bodies);  // the contacts ColliderManifold keeps
       fixed(&DeviceWorld::bodyNear_, z.bodies * z.colliders);
       fixed(&DeviceWorld::chunkContactCount_, z.colliders * z.chunks + 1);  // + a final 0
       fixed(&DeviceWorld::chunkContactOffset_, z.colliders * z.chunks + 1);
@@ -516,7 +517,7 @@ class DeviceWorld final : public World {
                nb * 2 * BD, perBodyContactLoops);
       });
     }
-    if (wideColliderContacts_) colliderContactPhase();
+    if (wideColliderContacts_ && !bodyContacts_) colliderContactPhase();
     if (bodyContacts_) bodyContactPhase();
     if (!bodyContacts_ && p.sleep.enabled)
       stage(kSleep, [&] { launch("SleepBodies", nb, SleepBodies{p}, nb * 2 * BD); });
@@ -544,39 +545,64 @@ class DeviceWorld final : public World {
   /// push-out runs its five passes × colliders, bodies that are done skip them.
   void colliderContactPhase() {
     const int nb = static_cast<int>(bodies_.size());
-    const int colliders = static_cast<int>(colliders_.size());
-    const int chunks = static_cast<int>(chunkFirst_.size());
-    const double BD = sizeof(BodyData), C = sizeof(ContactSlot), K = colliders;
+    const double BD = sizeof(BodyData), C = sizeof(ContactSlot);
     const StepParams p = params();
     stage(kColliderContacts, [&] {
-      launch("NearColliders", nb, NearColliders{p}, nb * (BD + 4 * K));
-      launch("ChunkContactCounts", chunks, ChunkContactCounts{p}, chunks * (8 + 8 * K) + nb * BD);
-      // The colliders a body may have swept into this step (step_kernels.h, "two kernels each"):
-      // modelled as the decision only, which is all it does unless bodies move fast.
-      launch("SweptChunkContactCounts", chunks, SweptChunkContactCounts{p}, chunks * 8.0 + nb * 2 * BD);
-      collective("scan (contact counts)", [&] {
-        System::exclusiveScan(exec(), p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
-      }, kScanLaunches, K * chunks + 1, (K * chunks + 1) * 8.0);
-      // Data-dependent traffic for the model only: the contacts this step gathered.
-      const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
+      const double contacts = colliderGather();
       const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
-      launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
-      // The fallback gather is charged to the model only as the decision (as the swept counts).
-      launch("ColliderManifold", nb, ColliderManifold{p}, nb * (BD + 28) + contacts * C,
-             samplingLoops(mostContacts));
       launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * contacts * C,
              solveLoops(mostContacts));
     });
     stage(kPushOut, [&] {
-      for (int pass = 0; pass < kPushOutPasses; ++pass)
-        for (int k = 0; k < colliders; ++k) {
-          const double gated = census_ ? censusCount(pushGate_) : 0;
-          const double gatedChunks = nb ? gated * chunks / nb : 0;  // bodies of one shape size: exact
-          launch("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 16 + gated * BD);
-          launch("PushOutApply", nb, PushOutApply{p, k}, nb * (BD + 12) + gatedChunks * 16);
-        }
+      pushOutPasses();
       launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
     });
+  }
+
+  /// The wide gather of every body's collider contacts at its pose now (step_kernels.h "Collider
+  /// contacts, wide"), ending with ColliderManifold's count per body. For the model, the contacts
+  /// gathered (0 without the census).
+  double colliderGather() {
+    const int nb = static_cast<int>(bodies_.size());
+    const int colliders = static_cast<int>(colliders_.size());
+    const int chunks = static_cast<int>(chunkFirst_.size());
+    const double BD = sizeof(BodyData), C = sizeof(ContactSlot), K = colliders;
+    const StepParams p = params();
+    launch("NearColliders", nb, NearColliders{p}, nb * (BD + 4 * K));
+    launch("ChunkContactCounts", chunks, ChunkContactCounts{p}, chunks * (8 + 8 * K) + nb * BD);
+    // The colliders a body may have swept into this step (step_kernels.h, "two kernels each"):
+    // modelled as the decision only, which is all it does unless bodies move fast.
+    launch("SweptChunkContactCounts", chunks, SweptChunkContactCounts{p}, chunks * 8.0 + nb * 2 * BD);
+    collective("scan (contact counts)", [&] {
+      System::exclusiveScan(exec(), p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
+    }, kScanLaunches, K * chunks + 1, (K * chunks + 1) * 8.0);
+    // Data-dependent traffic for the model only: the contacts this step gathered.
+    const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
+    const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
+    launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
+    // The fallback gather is charged to the model only as the decision (as the swept counts).
+    // With body contacts, the lone bodies' manifold only: charged as for every body.
+    launch("ColliderManifold", nb, ColliderManifold{p}, nb * (BD + 28) + contacts * C,
+           samplingLoops(mostContacts));
+    return contacts;
+  }
+
+  /// The wide push-out (step_kernels.h ChunkDeepest, PushOutApply) of the bodies armed for it
+  /// (armPushOut): pushOut's passes × colliders as a fixed launch sequence; a body done, or gated
+  /// off a collider it cannot touch, reads nothing.
+  void pushOutPasses() {
+    const int nb = static_cast<int>(bodies_.size());
+    const int colliders = static_cast<int>(colliders_.size());
+    const int chunks = static_cast<int>(chunkFirst_.size());
+    const double BD = sizeof(BodyData);
+    const StepParams p = params();
+    for (int pass = 0; pass < kPushOutPasses; ++pass)
+      for (int k = 0; k < colliders; ++k) {
+        const double gated = census_ ? censusCount(pushGate_) : 0;
+        const double gatedChunks = nb ? gated * chunks / nb : 0;  // bodies of one shape size: exact
+        launch("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 16 + gated * BD);
+        launch("PushOutApply", nb, PushOutApply{p, k}, nb * (BD + 12) + gatedChunks * 16);
+      }
   }
 
   /// physics.md §6–7 (see the functors in step_kernels.h). No host read: the pair count stays on
@@ -667,9 +693,13 @@ class DeviceWorld final : public World {
         // The model charges the check only (pairs inside a waking island are rare).
         launch("WokenPairContacts", slots, WokenPairContacts{p}, pairs * (8 + 2 * BD));
       });
+    // Collider contacts of the per-particle strategy (wideColliderContacts_): every body's gathered
+    // wide before PrepareBodies, pushed out wide after FinishPairBodies (step_kernels.h).
+    const bool wide = wideColliderContacts_;
+    if (wide) stage(kColliderContacts, [&] { colliderGather(); });
     stage(kSolve, [&] {
-      launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
-             particlesPerBody * double(colliders_.size()));
+      launch("PrepareBodies", nb, PrepareBodies{p, wide}, nb * (3 * BD + 16) + 2 * pairs * 4,
+             wide ? 0.0 : particlesPerBody * double(colliders_.size()));
       launch("PreparePairs", slots, PreparePairs{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
              mostPairContacts);
       launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (2 * BD + PI) + 2 * pairs * (8 + PI));
@@ -714,12 +744,22 @@ class DeviceWorld final : public World {
           launch("ShockVelocities", nb, ShockVelocities{p, k}, nb * 4.0 + (nb * 2 * BD + 2 * pairContacts * PC) / levels,
                  loops(k));
       }
-      launch("FinishPairBodies", nb, FinishPairBodies{p}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
-             mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size()));
+      launch("FinishPairBodies", nb, FinishPairBodies{p, wide}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
+             mostPairContacts + (wide ? 0.0 : kPushOutPasses * particlesPerBody * double(colliders_.size())));
+    });
+    if (wide) stage(kPushOut, [&] { pushOutPasses(); });
+    stage(kSolve, [&] {
+      const int levels = p.shockLevels;
+      const bool shock = levels > 0;
       if (shock)
         for (int k = 1; k < levels; ++k)
+          // A body that moves runs pushOut over its particles in its own thread (the one collider
+          // push-out not made wide: a level's pushOut as wide passes would be 2 × 5 × colliders
+          // launches per level, every level, populated or not); charged as FinishPairBodies' was.
           launch("ShockPositions", nb, ShockPositions{p, k}, nb * 4.0 + (nb * 2 * BD + pairContacts * PC) / levels,
-                 census_ && shockPopulated_[static_cast<std::size_t>(k)] ? mostPairContacts : 0.0);
+                 census_ && shockPopulated_[static_cast<std::size_t>(k)]
+                     ? mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size())
+                     : 0.0);
       launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
     });
     // Sleeping (math/sleep.h): each body's steps at rest, their least over each island through

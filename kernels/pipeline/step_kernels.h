@@ -597,12 +597,15 @@ struct ChunkContactsScatter {
   }
 };
 
+SMASH_HD int touchingPairsOf(const StepParams& p, int b);
+
 /// Per body, after the scatter: a body with more contacts than its capacity, or with a collider it
 /// may have swept into, gathers again the way resolveBodyContacts does (keep the deepest, in its
 /// order: the chunks' order when they fit) and counts the rest as overflow; then the collider
 /// contact manifold (colliderManifold) and the count to solve. A kernel of its own, so that the
 /// solve's registers do not carry the sampling's (in one kernel: 128 registers and 636 B of
-/// spills, kernels/gpu_budget.txt).
+/// spills, kernels/gpu_budget.txt). With body contacts (PrepareBodies, wide), only a body in no
+/// touching pair takes the manifold: a body in a pile keeps every collider contact.
 struct ColliderManifold {
   StepParams p;
   SMASH_HD void operator()(int bodyIndex) const {
@@ -620,9 +623,18 @@ struct ColliderManifold {
       gatherContacts(p, p.bodiesStart[bodyIndex], b, slots, count, overflow);
       p.contactOverflow[bodyIndex] += overflow;
     }
-    p.colliderContactCount[bodyIndex] = colliderManifold(p, b, slots, count);
+    const bool alone = !p.bodyContacts || touchingPairsOf(p, bodyIndex) == 0;
+    p.colliderContactCount[bodyIndex] = alone ? colliderManifold(p, b, slots, count) : count;
   }
 };
+
+/// Arms the wide push-out (ChunkDeepest, PushOutApply) for body b at its pose now: `push` false
+/// leaves it out of this round of passes.
+SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, bool push) {
+  p.pushMoved[bodyIndex] = 0;
+  p.pushDone[bodyIndex] = push ? 0 : 1;
+  p.pushGate[bodyIndex] = push && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
+}
 
 /// Per body: sequential impulses over its contacts (ColliderManifold's). Then arms the first
 /// push-out pass.
@@ -634,9 +646,7 @@ struct SolveColliderContacts {
     const int count = p.colliderContactCount[bodyIndex];
     if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count, true);
     p.bodies[bodyIndex] = b;
-    p.pushMoved[bodyIndex] = 0;
-    p.pushDone[bodyIndex] = b.asleep ? 1 : 0;  // a sleeping body is not pushed
-    p.pushGate[bodyIndex] = !b.asleep && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
+    armPushOut(p, bodyIndex, b, !b.asleep);  // a sleeping body is not pushed
   }
 };
 
@@ -1209,13 +1219,22 @@ SMASH_HD int touchingPairsOf(const StepParams& p, int b) {
 /// Per body: a body in no touching pair takes the single-body contact path (as without body
 /// contacts); a body in a pair gathers its collider contacts as one more pair against a static
 /// body, sets its split count, targets and warm start.
+///
+/// `wide` (the per-particle strategy with sequential impulses after the move): the collider
+/// contacts were gathered by chunk before this pass (the wide gather, ColliderManifold's count in
+/// colliderContactCount), and the push-out is left to the wide passes — armed here for a body in
+/// no touching pair, by FinishPairBodies for a body in one. The same contacts in the same order,
+/// so the same result to the bit as the per-body form.
 struct PrepareBodies {
   StepParams p;
+  bool wide;
   SMASH_HD void operator()(int b) const {
     BodyData body = p.bodies[b];
     p.bodiesPredicted[b] = body;
     p.onBody[b] = PairImpulse<float>{};
+    const int gathered = wide ? p.colliderContactCount[b] : 0;
     p.colliderContactCount[b] = 0;
+    if (wide) armPushOut(p, b, body, false);
     if (body.asleep) {  // static for its partners, nothing of its own to solve
       p.split[b] = 0;
       return;
@@ -1223,18 +1242,26 @@ struct PrepareBodies {
     const int touching = touchingPairsOf(p, b);
     if (touching == 0) {
       p.split[b] = 0;
-      if (p.colliderContacts) {
+      if (p.colliderContacts && wide) {  // resolveBodyContacts from the wide gather
+        if (gathered > 0)
+          solveColliderContacts(p, p.bodiesStart[b], body, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                                gathered, true);
+        p.bodies[b] = body;
+        armPushOut(p, b, body, true);
+      } else if (p.colliderContacts) {
         resolveBodyContacts(p, b, p.bodiesStart[b], body, true);
         p.bodies[b] = body;
       }
       return;
     }
-    int count = 0;
+    int count = gathered;
     if (p.colliderContacts) {
       ContactSlot* slots = p.contacts + static_cast<long long>(b) * p.contactCapacity;
-      long long overflow = 0;
-      gatherContacts(p, p.bodiesStart[b], body, slots, count, overflow);
-      if (overflow) p.contactOverflow[b] += overflow;
+      if (!wide) {
+        long long overflow = 0;
+        gatherContacts(p, p.bodiesStart[b], body, slots, count, overflow);
+        if (overflow) p.contactOverflow[b] += overflow;
+      }
       // No manifold here (colliderManifold): a body in a pile keeps every collider contact.
       const SolverBody<float> fixed;
       const ContactMaterial<float> mat = bodyMaterial(p, body);
@@ -1475,6 +1502,7 @@ struct ShockPositions {
 /// split inverse mass and averaged over the body's pairs, then the collider push-out.
 struct FinishPairBodies {
   StepParams p;
+  bool wide;  // the push-out left to the wide passes (PrepareBodies)
   SMASH_HD void operator()(int b) const {
     if (p.split[b] == 0) return;
     BodyData body = p.bodies[b];
@@ -1513,7 +1541,8 @@ struct FinishPairBodies {
         move -= (depth * wb / (wa + wb)) * c[deepest].normal;
     }
     body.centre += move / float(p.split[b]);
-    if (p.colliderContacts) pushOut(p, body);
+    if (p.colliderContacts && wide) armPushOut(p, b, body, true);
+    else if (p.colliderContacts) pushOut(p, body);
     p.bodies[b] = body;
   }
 };
