@@ -136,7 +136,7 @@ TEST_CASE("cli: export stride, rendering and the benchmark command", "[cli][outp
   CHECK(j["results"][1]["ms_per_step"].get<double>() > 0);
 }
 
-TEST_CASE("cli: bad arguments exit 2 and name the option; unwritable outputs exit 4", "[cli][bad-input]") {
+TEST_CASE("cli: bad arguments exit 2 and name the option, unwritable outputs exit 4", "[cli][bad-input]") {
   const std::string lab = scenePath("lab_bunny.json");
   struct Case {
     std::string args;

@@ -153,7 +153,7 @@ TEST_CASE("inputs: paths that are not UTF-8 run to the end", "[cli][inputs]") {
   CHECK(fs::exists(name + "_out/poses.csv"));
 }
 
-TEST_CASE("sdf cache: a second bake reads the same floats back; a bad cache file is baked again", "[sdf][cache]") {
+TEST_CASE("sdf cache: a second bake reads the same floats back, a bad cache file is baked again", "[sdf][cache]") {
   const std::string dir = fs::absolute("smash_test_sdf_cache").string();
   fs::remove_all(dir);
   const char* saved = std::getenv("SMASH_CACHE_DIR");

@@ -116,7 +116,7 @@ TEST_CASE("outputs: a full disk leaves the folder exactly as it was before the r
     }
 }
 
-TEST_CASE("outputs: a second run into a locked folder fails at once; racing runs stay consistent",
+TEST_CASE("outputs: a second run into a locked folder fails at once, racing runs stay consistent",
           "[cli][outputs][faults]") {
   const std::string out = freshFolder("locked");
   fs::create_directories(out);

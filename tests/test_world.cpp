@@ -416,7 +416,7 @@ Scene converging(Method method, double spread, int pairMemoryMb) {
   return parseScene(s.str(), "converging.json", test::sourcePath("scenes"));
 }
 
-TEST_CASE("world: a step reads nothing back; with body contacts the host looks once per frame", "[world][waits]") {
+TEST_CASE("world: a step reads nothing back, with body contacts the host looks once per frame", "[world][waits]") {
   // Each device→host read is a host wait on CUDA (docs/pipeline.md, "Host reads and waits").
   // Counted through the same code path on every backend, so the CPU backends check the CUDA
   // step's shape.

@@ -698,8 +698,11 @@ class DeviceWorld final : public World {
     const bool wide = wideColliderContacts_;
     if (wide) stage(kColliderContacts, [&] { colliderGather(); });
     stage(kSolve, [&] {
-      launch("PrepareBodies", nb, PrepareBodies{p, wide}, nb * (3 * BD + 16) + 2 * pairs * 4,
-             wide ? 0.0 : particlesPerBody * double(colliders_.size()));
+      if (wide)
+        launch("PrepareBodiesWide", nb, PrepareBodiesWide{p}, nb * (3 * BD + 16 + 12) + 2 * pairs * 4);
+      else
+        launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
+               particlesPerBody * double(colliders_.size()));
       launch("PreparePairs", slots, PreparePairs{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
              mostPairContacts);
       launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (2 * BD + PI) + 2 * pairs * (8 + PI));
@@ -744,24 +747,31 @@ class DeviceWorld final : public World {
           launch("ShockVelocities", nb, ShockVelocities{p, k}, nb * 4.0 + (nb * 2 * BD + 2 * pairContacts * PC) / levels,
                  loops(k));
       }
-      launch("FinishPairBodies", nb, FinishPairBodies{p, wide}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
-             mostPairContacts + (wide ? 0.0 : kPushOutPasses * particlesPerBody * double(colliders_.size())));
+      if (wide)
+        launch("FinishPairBodiesWide", nb, FinishPairBodiesWide{p}, nb * (3 * BD + 12) + pairContacts * PC + 2 * pairs * 12.0,
+               mostPairContacts);
+      else
+        launch("FinishPairBodies", nb, FinishPairBodies{p}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
+               mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size()));
     });
     if (wide) stage(kPushOut, [&] { pushOutPasses(); });
-    stage(kSolve, [&] {
-      const int levels = p.shockLevels;
-      const bool shock = levels > 0;
-      if (shock)
-        for (int k = 1; k < levels; ++k)
-          // A body that moves runs pushOut over its particles in its own thread (the one collider
-          // push-out not made wide: a level's pushOut as wide passes would be 2 × 5 × colliders
-          // launches per level, every level, populated or not); charged as FinishPairBodies' was.
-          launch("ShockPositions", nb, ShockPositions{p, k}, nb * 4.0 + (nb * 2 * BD + pairContacts * PC) / levels,
-                 census_ && shockPopulated_[static_cast<std::size_t>(k)]
-                     ? mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size())
-                     : 0.0);
-      launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
-    });
+    // The bodies a level of shock propagation moves are pushed out of the colliders before the
+    // next level reads them: wide, the passes after each level (every level, populated or not: a
+    // fixed launch sequence); per body, pushOut in the body's thread (charged at its worst, every
+    // pass over every particle and collider).
+    for (int k = 1; k < p.shockLevels; ++k) {
+      stage(kSolve, [&] {
+        const bool populated = census_ && shockPopulated_[static_cast<std::size_t>(k)];
+        const double bytes = nb * 4.0 + (nb * 2 * BD + pairContacts * PC) / p.shockLevels;
+        if (wide)
+          launch("ShockPositionsWide", nb, ShockPositionsWide{p, k}, bytes + nb * 12.0, populated ? mostPairContacts : 0.0);
+        else
+          launch("ShockPositions", nb, ShockPositions{p, k}, bytes,
+                 populated ? mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size()) : 0.0);
+      });
+      if (wide) stage(kPushOut, [&] { pushOutPasses(); });
+    }
+    stage(kSolve, [&] { launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD); });
     // Sleeping (math/sleep.h): each body's steps at rest, their least over each island through
     // this step's touching pairs (double-buffered relaxation), then fall asleep or wake.
     if (p.sleep.enabled)

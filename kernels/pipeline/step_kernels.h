@@ -1220,63 +1220,70 @@ SMASH_HD int touchingPairsOf(const StepParams& p, int b) {
 /// contacts); a body in a pair gathers its collider contacts as one more pair against a static
 /// body, sets its split count, targets and warm start.
 ///
-/// `wide` (the per-particle strategy with sequential impulses after the move): the collider
+/// Wide (PrepareBodiesWide: the per-particle strategy with sequential impulses after the move): the collider
 /// contacts were gathered by chunk before this pass (the wide gather, ColliderManifold's count in
 /// colliderContactCount), and the push-out is left to the wide passes — armed here for a body in
-/// no touching pair, by FinishPairBodies for a body in one. The same contacts in the same order,
+/// no touching pair, by FinishPairBodiesWide for a body in one. The same contacts in the same order,
 /// so the same result to the bit as the per-body form.
-struct PrepareBodies {
-  StepParams p;
-  bool wide;
-  SMASH_HD void operator()(int b) const {
-    BodyData body = p.bodies[b];
-    p.bodiesPredicted[b] = body;
-    p.onBody[b] = PairImpulse<float>{};
-    const int gathered = wide ? p.colliderContactCount[b] : 0;
-    p.colliderContactCount[b] = 0;
-    if (wide) armPushOut(p, b, body, false);
-    if (body.asleep) {  // static for its partners, nothing of its own to solve
-      p.split[b] = 0;
-      return;
-    }
-    const int touching = touchingPairsOf(p, b);
-    if (touching == 0) {
-      p.split[b] = 0;
-      if (p.colliderContacts && wide) {  // resolveBodyContacts from the wide gather
+template <bool Wide>
+SMASH_HD void prepareBody(const StepParams& p, int b) {
+  BodyData body = p.bodies[b];
+  p.bodiesPredicted[b] = body;
+  p.onBody[b] = PairImpulse<float>{};
+  const int gathered = Wide ? p.colliderContactCount[b] : 0;
+  p.colliderContactCount[b] = 0;
+  if constexpr (Wide) armPushOut(p, b, body, false);
+  if (body.asleep) {  // static for its partners, nothing of its own to solve
+    p.split[b] = 0;
+    return;
+  }
+  const int touching = touchingPairsOf(p, b);
+  if (touching == 0) {
+    p.split[b] = 0;
+    if constexpr (Wide) {  // resolveBodyContacts from the wide gather
+      if (p.colliderContacts) {
         if (gathered > 0)
           solveColliderContacts(p, p.bodiesStart[b], body, p.contacts + static_cast<long long>(b) * p.contactCapacity,
                                 gathered, true);
         p.bodies[b] = body;
         armPushOut(p, b, body, true);
-      } else if (p.colliderContacts) {
-        resolveBodyContacts(p, b, p.bodiesStart[b], body, true);
-        p.bodies[b] = body;
       }
-      return;
+    } else if (p.colliderContacts) {
+      resolveBodyContacts(p, b, p.bodiesStart[b], body, true);
+      p.bodies[b] = body;
     }
-    int count = gathered;
-    if (p.colliderContacts) {
-      ContactSlot* slots = p.contacts + static_cast<long long>(b) * p.contactCapacity;
-      if (!wide) {
-        long long overflow = 0;
-        gatherContacts(p, p.bodiesStart[b], body, slots, count, overflow);
-        if (overflow) p.contactOverflow[b] += overflow;
-      }
-      // No manifold here (colliderManifold): a body in a pile keeps every collider contact.
-      const SolverBody<float> fixed;
-      const ContactMaterial<float> mat = bodyMaterial(p, body);
-      contactTargets(startBodyOf(p, p.bodiesStart[b], body), fixed, solverBodyOf(p, body, 1), fixed, slots,
-                     count, mat, p.h, true);
-      const ContactSlot* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
-      for (int k = 0; k < count; ++k) {
-        const V3 j = warmStart(slots[k], previous, p.previousColliderCount[b], mat.friction);
-        p.onBody[b].linear += j;
-        p.onBody[b].angular += glm::cross(slots[k].ra, j);
-      }
-    }
-    p.colliderContactCount[b] = count;
-    p.split[b] = touching + (count > 0 ? 1 : 0);
+    return;
   }
+  int count = gathered;
+  if (p.colliderContacts) {
+    ContactSlot* slots = p.contacts + static_cast<long long>(b) * p.contactCapacity;
+    if constexpr (!Wide) {
+      long long overflow = 0;
+      gatherContacts(p, p.bodiesStart[b], body, slots, count, overflow);
+      if (overflow) p.contactOverflow[b] += overflow;
+    }
+    // No manifold here (colliderManifold): a body in a pile keeps every collider contact.
+    const SolverBody<float> fixed;
+    const ContactMaterial<float> mat = bodyMaterial(p, body);
+    contactTargets(startBodyOf(p, p.bodiesStart[b], body), fixed, solverBodyOf(p, body, 1), fixed, slots,
+                   count, mat, p.h, true);
+    const ContactSlot* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
+    for (int k = 0; k < count; ++k) {
+      const V3 j = warmStart(slots[k], previous, p.previousColliderCount[b], mat.friction);
+      p.onBody[b].linear += j;
+      p.onBody[b].angular += glm::cross(slots[k].ra, j);
+    }
+  }
+  p.colliderContactCount[b] = count;
+  p.split[b] = touching + (count > 0 ? 1 : 0);
+}
+struct PrepareBodies {
+  StepParams p;
+  SMASH_HD void operator()(int b) const { prepareBody<false>(p, b); }
+};
+struct PrepareBodiesWide {  // the collider contacts from the wide gather, the push-out armed
+  StepParams p;
+  SMASH_HD void operator()(int b) const { prepareBody<true>(p, b); }
 };
 
 /// Per pair, before the iterations: targets from the velocities before the solve, warm start.
@@ -1466,85 +1473,108 @@ struct ShockVelocities {
 };
 
 /// Positions of the bodies on one level (≥ 1): moved out of each pair that carries them by its
-/// deepest separation now, beyond the slop (math/contact_solver.h, separationNow).
+/// deepest separation now, beyond the slop (math/contact_solver.h, separationNow). Wide
+/// (ShockPositionsWide): the collider push-out of the bodies it moved is left to the wide passes
+/// that follow it.
+template <bool Wide>
+SMASH_HD void shockPosition(const StepParams& p, int level, int b) {
+  if (p.shockLevel[b] != level) {
+    if constexpr (Wide) armPushOut(p, b, p.bodies[b], false);
+    return;
+  }
+  BodyData body = p.bodies[b];
+  bool moved = false;
+  for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+    const int q = p.incidencePair[k];
+    if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
+    const int o = partnerOf(p, q, b);
+    const bool selfIsA = pairA(p, p.pairKeys[q]) == b;
+    const BodyData& A = selfIsA ? body : p.bodies[o];
+    const BodyData& B = selfIsA ? p.bodies[o] : body;
+    const BodyData& A0 = p.bodiesPredicted[selfIsA ? b : o];
+    const BodyData& B0 = p.bodiesPredicted[selfIsA ? o : b];
+    V3 normal(0.0f);
+    const float separation = separationNow(slotsOf(p, q), p.pairContactCount[q], A.centre, A.rotation, A0.centre,
+                                           A0.rotation, B.centre, B.rotation, B0.centre, B0.rotation, normal);
+    const float depth = -separation - p.penetrationSlop;
+    if (depth > 0.0f) {
+      body.centre += (selfIsA ? depth : -depth) * normal;
+      moved = true;
+    }
+  }
+  // The colliders keep the last word (a body may touch a wall).
+  if constexpr (Wide) armPushOut(p, b, body, moved);
+  else if (moved) pushOut(p, body);
+  p.bodies[b] = body;
+}
 struct ShockPositions {
   StepParams p;
   int level;
-  SMASH_HD void operator()(int b) const {
-    if (p.shockLevel[b] != level) return;
-    BodyData body = p.bodies[b];
-    bool moved = false;
-    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
-      const int q = p.incidencePair[k];
-      if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
-      const int o = partnerOf(p, q, b);
-      const bool selfIsA = pairA(p, p.pairKeys[q]) == b;
-      const BodyData& A = selfIsA ? body : p.bodies[o];
-      const BodyData& B = selfIsA ? p.bodies[o] : body;
-      const BodyData& A0 = p.bodiesPredicted[selfIsA ? b : o];
-      const BodyData& B0 = p.bodiesPredicted[selfIsA ? o : b];
-      V3 normal(0.0f);
-      const float separation = separationNow(slotsOf(p, q), p.pairContactCount[q], A.centre, A.rotation, A0.centre,
-                                             A0.rotation, B.centre, B.rotation, B0.centre, B0.rotation, normal);
-      const float depth = -separation - p.penetrationSlop;
-      if (depth > 0.0f) {
-        body.centre += (selfIsA ? depth : -depth) * normal;
-        moved = true;
-      }
-    }
-    if (moved) pushOut(p, body);  // the colliders keep the last word (a body may touch a wall)
-    p.bodies[b] = body;
-  }
+  SMASH_HD void operator()(int b) const { shockPosition<false>(p, level, b); }
+};
+struct ShockPositionsWide {  // the push-out armed for the wide passes
+  StepParams p;
+  int level;
+  SMASH_HD void operator()(int b) const { shockPosition<true>(p, level, b); }
 };
 
 /// After the rounds, per body in a pair: move the predicted pose with the velocity change
 /// (contacts act before the position update), separate each pair's deepest point shared by
-/// split inverse mass and averaged over the body's pairs, then the collider push-out.
+/// split inverse mass and averaged over the body's pairs, then the collider push-out (Wide,
+/// FinishPairBodiesWide: armed for the wide passes that follow).
+template <bool Wide>
+SMASH_HD void finishPairBody(const StepParams& p, int b) {
+  if (p.split[b] == 0) return;
+  BodyData body = p.bodies[b];
+  const BodyData& predicted = p.bodiesPredicted[b];
+  moveWithVelocityChange(body.centre, body.rotation, body.velocity - predicted.velocity,
+                         body.angularVelocity - predicted.angularVelocity, p.h);
+  if (p.colliderContactCount[b] > 0) {  // a bounce on a collider places the body (contact_solver.h)
+    const SolverBody<float> wall;
+    V3 normal(0.0f);
+    const float bounce = bounceTranslation(startBodyOf(p, p.bodiesStart[b], body), wall,
+                                           solverBodyOf(p, predicted, 1), wall, solverBodyOf(p, body, 1), wall,
+                                           p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                                           p.colliderContactCount[b], bodyMaterial(p, body), p.h, normal);
+    body.centre += bounce * normal;
+  }
+  V3 move(0.0f);
+  for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+    const int q = p.incidencePair[k];
+    const int count = p.pairContactCount[q];
+    if (count == 0) continue;
+    if (p.shockLevels > 0 && (carries(p, p.shockLevel, q, pairA(p, p.pairKeys[q])) ||
+                              carries(p, p.shockLevel, q, pairB(p, p.pairKeys[q]))))
+      continue;  // separated by ShockPositions
+    const PairContact<float>* c = slotsOf(p, q);
+    int deepest = 0;
+    for (int j = 1; j < count; ++j)
+      if (c[j].phi < c[deepest].phi) deepest = j;
+    const float depth = -c[deepest].phi - p.penetrationSlop;
+    if (!(depth > 0.0f)) continue;
+    const int a = pairA(p, p.pairKeys[q]), o = pairB(p, p.pairKeys[q]);
+    const float wa = float(p.split[a]) / p.shapes[p.bodiesPredicted[a].shape].mass;
+    const float wb = float(p.split[o]) / p.shapes[p.bodiesPredicted[o].shape].mass;
+    if (a == b)
+      move += (depth * wa / (wa + wb)) * c[deepest].normal;
+    else
+      move -= (depth * wb / (wa + wb)) * c[deepest].normal;
+  }
+  body.centre += move / float(p.split[b]);
+  if constexpr (Wide) {
+    if (p.colliderContacts) armPushOut(p, b, body, true);
+  } else if (p.colliderContacts) {
+    pushOut(p, body);
+  }
+  p.bodies[b] = body;
+}
 struct FinishPairBodies {
   StepParams p;
-  bool wide;  // the push-out left to the wide passes (PrepareBodies)
-  SMASH_HD void operator()(int b) const {
-    if (p.split[b] == 0) return;
-    BodyData body = p.bodies[b];
-    const BodyData& predicted = p.bodiesPredicted[b];
-    moveWithVelocityChange(body.centre, body.rotation, body.velocity - predicted.velocity,
-                           body.angularVelocity - predicted.angularVelocity, p.h);
-    if (p.colliderContactCount[b] > 0) {  // a bounce on a collider places the body (contact_solver.h)
-      const SolverBody<float> wall;
-      V3 normal(0.0f);
-      const float bounce = bounceTranslation(startBodyOf(p, p.bodiesStart[b], body), wall,
-                                             solverBodyOf(p, predicted, 1), wall, solverBodyOf(p, body, 1), wall,
-                                             p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                                             p.colliderContactCount[b], bodyMaterial(p, body), p.h, normal);
-      body.centre += bounce * normal;
-    }
-    V3 move(0.0f);
-    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
-      const int q = p.incidencePair[k];
-      const int count = p.pairContactCount[q];
-      if (count == 0) continue;
-      if (p.shockLevels > 0 && (carries(p, p.shockLevel, q, pairA(p, p.pairKeys[q])) ||
-                                carries(p, p.shockLevel, q, pairB(p, p.pairKeys[q]))))
-        continue;  // separated by ShockPositions
-      const PairContact<float>* c = slotsOf(p, q);
-      int deepest = 0;
-      for (int j = 1; j < count; ++j)
-        if (c[j].phi < c[deepest].phi) deepest = j;
-      const float depth = -c[deepest].phi - p.penetrationSlop;
-      if (!(depth > 0.0f)) continue;
-      const int a = pairA(p, p.pairKeys[q]), o = pairB(p, p.pairKeys[q]);
-      const float wa = float(p.split[a]) / p.shapes[p.bodiesPredicted[a].shape].mass;
-      const float wb = float(p.split[o]) / p.shapes[p.bodiesPredicted[o].shape].mass;
-      if (a == b)
-        move += (depth * wa / (wa + wb)) * c[deepest].normal;
-      else
-        move -= (depth * wb / (wa + wb)) * c[deepest].normal;
-    }
-    body.centre += move / float(p.split[b]);
-    if (p.colliderContacts && wide) armPushOut(p, b, body, true);
-    else if (p.colliderContacts) pushOut(p, body);
-    p.bodies[b] = body;
-  }
+  SMASH_HD void operator()(int b) const { finishPairBody<false>(p, b); }
+};
+struct FinishPairBodiesWide {  // the push-out armed for the wide passes
+  StepParams p;
+  SMASH_HD void operator()(int b) const { finishPairBody<true>(p, b); }
 };
 
 /// The end of a deferred step, per body: the watchdog against the step's starting state.
