@@ -599,9 +599,10 @@ class DeviceWorld final : public World {
     for (int pass = 0; pass < kPushOutPasses; ++pass)
       for (int k = 0; k < colliders; ++k) {
         const double gated = census_ ? censusCount(pushGate_) : 0;
+        const double active = census_ ? nb - censusCount(pushDone_) : 0;  // armed and not done
         const double gatedChunks = nb ? gated * chunks / nb : 0;  // bodies of one shape size: exact
         launch("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 16 + gated * BD);
-        launch("PushOutApply", nb, PushOutApply{p, k}, nb * (BD + 12) + gatedChunks * 16);
+        launch("PushOutApply", nb, PushOutApply{p, k}, nb * 4.0 + active * (BD + 8) + gatedChunks * 16);
       }
   }
 

@@ -677,6 +677,9 @@ struct PushOutApply {
   StepParams p;
   int collider;
   SMASH_HD void operator()(int bodyIndex) const {
+    // A body that is done (or not armed) stays so: its gate and moved flag are 0 already, and its
+    // data is not read (most bodies, most passes).
+    if (p.pushDone[bodyIndex]) return;
     BodyData b = p.bodies[bodyIndex];
     if (p.pushGate[bodyIndex]) {
       Float4 deepest(V3(0.0f), 0.0f);
