@@ -887,12 +887,21 @@ TEST_CASE("pile: the wide collider path (per-particle layout) equals the per-bod
   // in the same order, so the same bits — here with several colliders (a container, a ground
   // slab 1 cm thick, a tilted box), bodies thrown fast enough to sweep into the slab, more
   // collider contacts than a body keeps (max_contacts_per_body 24: overflow and the fallback
-  // gather), lone bodies and piled ones, both methods, with sleeping on.
-  for (const char* method : {"shape_matching", "impulse"}) {
-    INFO(method);
+  // gather), lone bodies and piled ones, both methods, with sleeping on; with the collider
+  // manifold on too (only a body in no touching pair takes it), and on OpenMP as on serial.
+  struct Case {
+    const char* method;
+    int manifold;
+    Backend backend;
+  };
+  for (const Case& c : {Case{"shape_matching", 0, Backend::Cpp}, Case{"impulse", 0, Backend::Cpp},
+                        Case{"shape_matching", 8, Backend::Cpp}, Case{"impulse", 4, Backend::Omp}}) {
+    const char* method = c.method;
+    INFO(method << ", max_contacts_per_collider " << c.manifold << ", " << backendName(c.backend));
     std::ostringstream s;
     s << R"({"dt": 0.016666666666666667, "substeps": 2, "frames": 60,
-      "solver": {"method": ")" << method << R"(", "max_contacts_per_body": 24},
+      "solver": {"method": ")" << method << R"(", "max_contacts_per_body": 24, "max_contacts_per_collider": )"
+      << c.manifold << R"(},
       "materials": {"default": {"restitution": 0.3, "friction": 0.5}},
       "colliders": [
         {"type": "box_container", "center": [0, 1.0, 0], "half_extents": [0.6, 1.0, 0.6]},
@@ -906,16 +915,19 @@ TEST_CASE("pile: the wide collider path (per-particle layout) equals the per-bod
         {"type": "grid", "shape": "bunny", "origin": [-0.45, 0.1, -0.45], "count": [3, 1, 3], "spacing": [0.3, 0.3, 0.3],
          "jitter": {"position": 0.01, "rotation_degrees": 180, "seed": 6}}]})";
     const Scene scene = sceneFromJson(s.str());
-    auto perBody = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
-    auto perParticle = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
+    auto perBody = World::create(c.backend, scene, StepStrategy::PerBody);
+    auto perParticle = World::create(c.backend, scene, StepStrategy::PerParticle);
+    std::int64_t mostTouching = 0;
     for (int n = 1; n <= 120; ++n) {
       perBody->step();
       perParticle->step();
+      mostTouching = std::max(mostTouching, perBody->touchingPairs());
       if (n % 20 == 0) {
         INFO("step " << n);
         REQUIRE(perBody->saveState() == perParticle->saveState());
       }
     }
+    CHECK(mostTouching > 0);  // a pile formed
     CHECK(perBody->contactOverflow() > 0);  // the fallback gather ran
     CHECK(perBody->contactOverflow() == perParticle->contactOverflow());
   }

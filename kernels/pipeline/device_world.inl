@@ -697,13 +697,22 @@ class DeviceWorld final : public World {
     // Collider contacts of the per-particle strategy (wideColliderContacts_): every body's gathered
     // wide before PrepareBodies, pushed out wide after FinishPairBodies (step_kernels.h).
     const bool wide = wideColliderContacts_;
-    if (wide) stage(kColliderContacts, [&] { colliderGather(); });
+    double gathered = 0;  // for the model: the collider contacts gathered (census)
+    if (wide) stage(kColliderContacts, [&] { gathered = colliderGather(); });
+    // For the model: a body's collider contact solve (a body in no pair: sequential impulses over
+    // its contacts) or targets and warm start (a body in a pair), at most the most contacts any body
+    // gathered; the per-body layout gathers them in the same kernel.
+    const double C = sizeof(ContactSlot);
+    const double mostColliderContacts = std::min<double>(
+        wide ? (census_ ? censusMaxBodyContacts() : 0) : static_cast<double>(position_.size()) / nb,
+        scene_.solver.maxContactsPerBody);
     stage(kSolve, [&] {
       if (wide)
-        launch("PrepareBodiesWide", nb, PrepareBodiesWide{p}, nb * (3 * BD + 16 + 12) + 2 * pairs * 4);
+        launch("PrepareBodiesWide", nb, PrepareBodiesWide{p}, nb * (3 * BD + 16 + 12) + 2 * pairs * 4 + 3 * gathered * C,
+               solveLoops(mostColliderContacts));
       else
         launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
-               particlesPerBody * double(colliders_.size()));
+               particlesPerBody * double(colliders_.size()) + solveLoops(mostColliderContacts));
       launch("PreparePairs", slots, PreparePairs{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
              mostPairContacts);
       launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (2 * BD + PI) + 2 * pairs * (8 + PI));

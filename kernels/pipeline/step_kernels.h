@@ -657,8 +657,9 @@ struct ChunkDeepest {
   StepParams p;
   int collider;
   SMASH_HD void operator()(int c) const {
+    // The gate first: a gated-off body's data is not read (PushOutApply reads no chunk of it).
+    if (!p.pushGate[p.particleBody[p.chunkFirst[c]]]) return;
     const ChunkRange range = chunkRange(p, c);
-    if (!p.pushGate[range.body]) return;  // PushOutApply reads no chunk of a gated-off body
     const BodyData& b = p.bodies[range.body];
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     Float4 deepest(V3(0.0f), 0.0f);
