@@ -406,6 +406,24 @@ TEST_CASE("sleeping: a stack falls asleep, stays put, wakes when a body slides i
     }
 }
 
+namespace {
+/// The step (1-based) at which every body of `scene` is asleep, on OpenMP and on the reference,
+/// within 600 steps (-1: never).
+std::pair<int, int> stepsToSleepWhole(const Scene& scene) {
+  auto world = World::create(Backend::Omp, scene);
+  ReferenceWorld ref(scene);
+  const std::int64_t all = static_cast<std::int64_t>(scene.bodies.size());
+  int first = -1, refFirst = -1;
+  for (int n = 0; n < 600; ++n) {
+    world->step();
+    ref.step();
+    if (first < 0 && world->sleepingBodies() == all) first = n + 1;
+    if (refFirst < 0 && static_cast<std::int64_t>(ref.sleepingBodies()) == all) refFirst = n + 1;
+  }
+  return {first, refFirst};
+}
+}  // namespace
+
 TEST_CASE("sleeping: float and double put the box stack to sleep within two steps of each other", "[bodies][sleep][!mayfail]") {
   // KNOWN FAILURE (issue 11, docs/physics.md §6 known limits). This check sat in "sleeping: only
   // supported bodies at rest sleep", whose name had a ';' in it: ctest cut the name there and ran
@@ -419,15 +437,7 @@ TEST_CASE("sleeping: float and double put the box stack to sleep within two step
   for (double time : {0.5, 3.0}) {
     stack.solver.sleepTime = time;
     INFO("sleep_time " << time << ", pair_sweeps " << stack.solver.pairSweeps);
-    auto world = World::create(Backend::Omp, stack);
-    ReferenceWorld ref(stack);
-    int firstAsleep = -1, refFirstAsleep = -1;
-    for (int n = 0; n < 600; ++n) {
-      world->step();
-      ref.step();
-      if (firstAsleep < 0 && world->sleepingBodies() == 5) firstAsleep = n + 1;
-      if (refFirstAsleep < 0 && ref.sleepingBodies() == 5) refFirstAsleep = n + 1;
-    }
+    const auto [firstAsleep, refFirstAsleep] = stepsToSleepWhole(stack);
     INFO("all asleep at step " << firstAsleep << " (reference " << refFirstAsleep << ")");
     CHECK(firstAsleep > 0);
     CHECK(std::abs(firstAsleep - refFirstAsleep) <= 2);
@@ -507,15 +517,7 @@ TEST_CASE("sleeping: only supported bodies at rest sleep, and its settings", "[b
       stack.solver.sleep = on;
       stack.solver.sleepTime = time;
       INFO("sleep " << on << ", sleep_time " << time);
-      auto world = World::create(Backend::Omp, stack);
-      ReferenceWorld ref(stack);
-      int firstAsleep = -1, refFirstAsleep = -1;
-      for (int n = 0; n < 600; ++n) {
-        world->step();
-        ref.step();
-        if (firstAsleep < 0 && world->sleepingBodies() == 5) firstAsleep = n + 1;
-        if (refFirstAsleep < 0 && ref.sleepingBodies() == 5) refFirstAsleep = n + 1;
-      }
+      const auto [firstAsleep, refFirstAsleep] = stepsToSleepWhole(stack);
       INFO("all asleep at step " << firstAsleep << " (reference " << refFirstAsleep << ")");
       if (!on) {
         CHECK(firstAsleep < 0);
@@ -523,7 +525,8 @@ TEST_CASE("sleeping: only supported bodies at rest sleep, and its settings", "[b
       } else {
         CHECK(firstAsleep >= std::max(1, static_cast<int>(std::lround(time / stack.stepDt()))));  // at least sleep_time at rest
         CHECK(refFirstAsleep >= std::max(1, static_cast<int>(std::lround(time / stack.stepDt()))));
-        // Whether float and double agree on when: the next test case (a known failure).
+        // Whether float and double agree on when: "sleeping: float and double put the box stack to
+        // sleep within two steps of each other" (a known failure).
       }
     }
   test::requireInputError([] { sceneFromJson(R"({"solver": {"sleep_speed": -1}, "materials": {"default": {}}, "shapes": {}, "bodies": []})"); },

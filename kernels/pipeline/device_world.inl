@@ -548,10 +548,9 @@ class DeviceWorld final : public World {
     const double BD = sizeof(BodyData), C = sizeof(ContactSlot);
     const StepParams p = params();
     stage(kColliderContacts, [&] {
-      const double contacts = colliderGather();
-      const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
-      launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * contacts * C,
-             solveLoops(mostContacts));
+      const Gathered g = colliderGather();
+      launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * g.contacts * C,
+             solveLoops(g.most));
     });
     stage(kPushOut, [&] {
       pushOutPasses();
@@ -559,10 +558,15 @@ class DeviceWorld final : public World {
     });
   }
 
+  /// For the model (0 without the census): the collider contacts a gather found, and the most of
+  /// one body (at most max_contacts_per_body).
+  struct Gathered {
+    double contacts = 0, most = 0;
+  };
+
   /// The wide gather of every body's collider contacts at its pose now (step_kernels.h "Collider
-  /// contacts, wide"), ending with ColliderManifold's count per body. For the model, the contacts
-  /// gathered (0 without the census).
-  double colliderGather() {
+  /// contacts, wide"), ending with ColliderManifold's count per body.
+  Gathered colliderGather() {
     const int nb = static_cast<int>(bodies_.size());
     const int colliders = static_cast<int>(colliders_.size());
     const int chunks = static_cast<int>(chunkFirst_.size());
@@ -577,14 +581,16 @@ class DeviceWorld final : public World {
       System::exclusiveScan(exec(), p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
     }, kScanLaunches, K * chunks + 1, (K * chunks + 1) * 8.0);
     // Data-dependent traffic for the model only: the contacts this step gathered.
-    const double contacts = census_ ? censusRead(p.chunkContactOffset + colliders * chunks) : 0;
-    const double mostContacts = census_ ? std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody) : 0;
-    launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + contacts * C + nb * BD);
+    Gathered g;
+    if (census_) {
+      g.contacts = censusRead(p.chunkContactOffset + colliders * chunks);
+      g.most = std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody);
+    }
+    launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + g.contacts * C + nb * BD);
     // The fallback gather is charged to the model only as the decision (as the swept counts).
     // With body contacts, the lone bodies' manifold only: charged as for every body.
-    launch("ColliderManifold", nb, ColliderManifold{p}, nb * (BD + 28) + contacts * C,
-           samplingLoops(mostContacts));
-    return contacts;
+    launch("ColliderManifold", nb, ColliderManifold{p}, nb * (BD + 28) + g.contacts * C, samplingLoops(g.most));
+    return g;
   }
 
   /// The wide push-out (step_kernels.h ChunkDeepest, PushOutApply) of the bodies armed for it
@@ -697,18 +703,17 @@ class DeviceWorld final : public World {
     // Collider contacts of the per-particle strategy (wideColliderContacts_): every body's gathered
     // wide before PrepareBodies, pushed out wide after FinishPairBodies (step_kernels.h).
     const bool wide = wideColliderContacts_;
-    double gathered = 0;  // for the model: the collider contacts gathered (census)
+    Gathered gathered;  // for the model (census)
     if (wide) stage(kColliderContacts, [&] { gathered = colliderGather(); });
     // For the model: a body's collider contact solve (a body in no pair: sequential impulses over
     // its contacts) or targets and warm start (a body in a pair), at most the most contacts any body
     // gathered; the per-body layout gathers them in the same kernel.
     const double C = sizeof(ContactSlot);
-    const double mostColliderContacts = std::min<double>(
-        wide ? (census_ ? censusMaxBodyContacts() : 0) : static_cast<double>(position_.size()) / nb,
-        scene_.solver.maxContactsPerBody);
+    const double mostColliderContacts =
+        wide ? gathered.most : std::min<double>(static_cast<double>(position_.size()) / nb, scene_.solver.maxContactsPerBody);
     stage(kSolve, [&] {
       if (wide)
-        launch("PrepareBodiesWide", nb, PrepareBodiesWide{p}, nb * (3 * BD + 16 + 12) + 2 * pairs * 4 + 3 * gathered * C,
+        launch("PrepareBodiesWide", nb, PrepareBodiesWide{p}, nb * (3 * BD + 16 + 12) + 2 * pairs * 4 + 3 * gathered.contacts * C,
                solveLoops(mostColliderContacts));
       else
         launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
