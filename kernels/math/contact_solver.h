@@ -43,6 +43,10 @@ struct PairContact {
   Vec3<T> lambdaTangent;  ///< accumulated friction impulse, |λ_T| ≤ μ λ_N
   int particle;    ///< identity across steps (warm starting): the particle's index in its shape
   int feature;     ///< and which side it came from (0: a's particle, 1: b's) or which collider
+  /// The response of the pair at this point (prepareResponse): relative velocity change per unit
+  /// impulse, K = Σ_sides (1/m) 1 − [r]× I⁻¹ [r]×, symmetric (xx, yy, zz, xy, xz, yz) ...
+  T response[6];
+  T normalMass;    ///< ... and 1 / (n·K n), 0 where neither side can move along n
 };
 
 /// Warm starting (Catto): a contact that existed in the last step (same particle, same feature)
@@ -85,6 +89,47 @@ struct PairImpulse {
 template <class T>
 SMASH_HD Vec3<T> responseAt(const SolverBody<T>& s, const Vec3<T>& r, const Vec3<T>& d) {
   return s.invMass * d - glm::cross(r, s.invInertia * glm::cross(r, d));
+}
+
+/// K d for a contact's symmetric response K (PairContact::response).
+template <class T>
+SMASH_HD Vec3<T> responseTimes(const T* k, const Vec3<T>& d) {
+  return Vec3<T>(k[0] * d.x + k[3] * d.y + k[4] * d.z, k[3] * d.x + k[1] * d.y + k[5] * d.z,
+                 k[4] * d.x + k[5] * d.y + k[2] * d.z);
+}
+
+/// Adds one side's response at offset r to K: (1/m) 1 − [r]× I⁻¹ [r]× (symmetric; the upper
+/// triangle, column by column as responseAt(s, r, e_i)).
+template <class T>
+SMASH_HD void addResponse(T* k, const SolverBody<T>& s, const Vec3<T>& r) {
+  const Vec3<T> x = responseAt(s, r, Vec3<T>(T(1), T(0), T(0)));
+  const Vec3<T> y = responseAt(s, r, Vec3<T>(T(0), T(1), T(0)));
+  const Vec3<T> z = responseAt(s, r, Vec3<T>(T(0), T(0), T(1)));
+  k[0] += x.x;
+  k[1] += y.y;
+  k[2] += z.z;
+  k[3] += y.x;
+  k[4] += z.x;
+  k[5] += z.y;
+}
+
+/// Once per solve, before the sweeps (Box2D's prepare step): each contact's response K for the
+/// two sides as the sweeps see them (split masses in the rounds, one side alone against a
+/// collider or a carrier) and its normal mass. The masses and lever arms do not change during the
+/// sweeps, so the 32 rounds × sweeps read them instead of computing two responses per point and
+/// direction each time (issue 13: the pair sweeps were ~40% of a pile's step). `b` null: one
+/// side alone (the other immovable).
+template <class T>
+SMASH_HD void prepareResponse(const SolverBody<T>& a, const SolverBody<T>* b, PairContact<T>* c, int count,
+                              bool aIsMoving = true) {
+  for (int k = 0; k < count; ++k) {
+    PairContact<T>& s = c[k];
+    for (int i = 0; i < 6; ++i) s.response[i] = T(0);
+    addResponse(s.response, a, aIsMoving ? s.ra : s.rb);
+    if (b) addResponse(s.response, *b, s.rb);
+    const T kn = glm::dot(s.normal, responseTimes(s.response, s.normal));
+    s.normalMass = kn > ScalarTraits<T>::tiny ? T(1) / kn : T(0);
+  }
 }
 
 template <class T>
@@ -262,10 +307,9 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
   };
   for (int k = 0; k < count; ++k) {
     PairContact<T>& s = c[k];
+    if (!(s.normalMass > T(0))) continue;  // both sides immovable along n
     const T vn = glm::dot(relativeVelocity(a, b, s), s.normal);
-    const T kn = glm::dot(s.normal, responseAt(a, s.ra, s.normal) + responseAt(b, s.rb, s.normal));
-    if (!(kn > ScalarTraits<T>::tiny)) continue;  // both sides immovable along n
-    const T lambda = glm::max(s.lambdaNormal + (s.target - vn) / kn, T(0));
+    const T lambda = glm::max(s.lambdaNormal + (s.target - vn) * s.normalMass, T(0));
     apply(s, (lambda - s.lambdaNormal) * s.normal);
     s.lambdaNormal = lambda;
     const Vec3<T> vr = relativeVelocity(a, b, s);
@@ -274,7 +318,7 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
     Vec3<T> lambdaT = s.lambdaTangent;
     if (vtLen > ScalarTraits<T>::epsilon * T(1e-4)) {
       const Vec3<T> t = vt / vtLen;
-      const T kt = glm::dot(t, responseAt(a, s.ra, t) + responseAt(b, s.rb, t));
+      const T kt = glm::dot(t, responseTimes(s.response, t));
       if (kt > ScalarTraits<T>::tiny) lambdaT -= (vtLen / kt) * t;
     }
     const T limit = friction * s.lambdaNormal, len = glm::length(lambdaT);
@@ -286,13 +330,14 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
 
 /// pairSweep with one side immovable — a collider, or a carrier in shock propagation (inverse
 /// mass and inertia 0, its velocities fixed): `moving` is the pair's a when AMoves, else its b.
-/// The moving side's arithmetic is pairSweep's, term for term; the immovable side's response and
-/// impulses, which are zero, are not computed, nor its velocity at each contact twice (it does
-/// not change). Every value that is not zero is pairSweep's to the bit: x ± 0 = x, and a zero
-/// can only differ in its sign, which no division or comparison here can see (the golden hashes
-/// of every pinned scene are unchanged). About half the work of pairSweep: most of a resting
-/// body's step is this loop (32 sweeps over its collider contacts). `onMoving` (may be null)
-/// gathers the impulses the moving side received, as pairSweep's onA or onB.
+/// The moving side's arithmetic is pairSweep's, term for term; the immovable side's impulses,
+/// which are zero, are not computed, nor its velocity at each contact twice (it does not change).
+/// Every value that is not zero is pairSweep's to the bit: x ± 0 = x, and a zero can only differ
+/// in its sign, which no division or comparison here can see. The contacts' responses must have
+/// been prepared for the moving side alone (prepareResponse with no b). About half the work of
+/// pairSweep: most of a resting body's step is this loop (32 sweeps over its collider contacts).
+/// `onMoving` (may be null) gathers the impulses the moving side received, as pairSweep's onA or
+/// onB.
 template <class T, bool AMoves>
 SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, PairContact<T>* c, int count,
                             T friction, PairImpulse<T>* onMoving) {
@@ -322,10 +367,9 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
         }
       }
     };
+    if (!(s.normalMass > T(0))) continue;  // immovable along n
     const T vn = glm::dot(relative(), s.normal);
-    const T kn = glm::dot(s.normal, responseAt(moving, rm, s.normal));
-    if (!(kn > ScalarTraits<T>::tiny)) continue;  // immovable along n
-    const T lambda = glm::max(s.lambdaNormal + (s.target - vn) / kn, T(0));
+    const T lambda = glm::max(s.lambdaNormal + (s.target - vn) * s.normalMass, T(0));
     apply((lambda - s.lambdaNormal) * s.normal);
     s.lambdaNormal = lambda;
     const Vec3<T> vr = relative();
@@ -334,7 +378,7 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
     Vec3<T> lambdaT = s.lambdaTangent;
     if (vtLen > ScalarTraits<T>::epsilon * T(1e-4)) {
       const Vec3<T> t = vt / vtLen;
-      const T kt = glm::dot(t, responseAt(moving, rm, t));
+      const T kt = glm::dot(t, responseTimes(s.response, t));
       if (kt > ScalarTraits<T>::tiny) lambdaT -= (vtLen / kt) * t;
     }
     const T limit = friction * s.lambdaNormal, len = glm::length(lambdaT);
@@ -358,6 +402,7 @@ SMASH_HD void sweepColliderContacts(SolverBody<T>& body, PairContact<T>* c, int 
 template <class T>
 SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
                                  int iterations) {
+  prepareResponse<T>(body, nullptr, c, count);
   for (int it = 0; it < iterations; ++it) sweepColliderContacts<T>(body, c, count, friction, nullptr);
 }
 

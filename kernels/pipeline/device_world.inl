@@ -846,7 +846,7 @@ class DeviceWorld final : public World {
     std::int64_t pairsMostFound;   // the most pairs found since the host last looked (pairTally[2])
   };
   static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
-  static constexpr std::uint32_t kStateVersion = 5;
+  static constexpr std::uint32_t kStateVersion = 6;  // 6: contacts carry their response
 
   std::size_t warmBytes(std::int64_t pairs) const {
     if (!bodyContacts_) return 0;

@@ -1277,6 +1277,8 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
       p.onBody[b].linear += j;
       p.onBody[b].angular += glm::cross(slots[k].ra, j);
     }
+    // The responses for the rounds' split mass (math/contact_solver.h, prepareResponse).
+    prepareResponse<float>(solverBodyOf(p, body, touching + (count > 0 ? 1 : 0)), nullptr, slots, count);
   }
   p.colliderContactCount[b] = count;
   p.split[b] = touching + (count > 0 ? 1 : 0);
@@ -1311,6 +1313,8 @@ struct PreparePairs {
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     contactTargets(startBodyOf(p, p.bodiesStart[a], A), startBodyOf(p, p.bodiesStart[b], B), solverBodyOf(p, A, 1),
                    solverBodyOf(p, B, 1), c, count, mat, p.h, true);
+    const SolverBody<float> sb = solverBodyOf(p, B, p.split[b]);  // the rounds' split masses
+    prepareResponse(solverBodyOf(p, A, p.split[a]), &sb, c, count);
     const int previous = previousPair(p, p.pairKeys[q]);
     if (previous < 0) return;
     const PairContact<float>* old =
@@ -1453,6 +1457,15 @@ struct ShockVelocities {
       const SolverBody<float> other = solverBodyOf(p, p.bodies[o], 1);
       shockTargets(solverBodyOf(p, p.bodiesPredicted[a], 1), solverBodyOf(p, p.bodiesPredicted[pairB(p, p.pairKeys[q])], 1),
                    a == b ? self : other, a == b ? other : self, slotsOf(p, q), p.pairContactCount[q], p.h, false);
+    }
+    // The responses of the contacts this pass owns, for the body alone (its carriers static).
+    if (level == 0)
+      prepareResponse<float>(self, nullptr, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                             p.colliderContactCount[b]);
+    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
+      const int q = p.incidencePair[k];
+      if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
+      prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], pairA(p, p.pairKeys[q]) == b);
     }
     const float radius = p.shapes[body.shape].radius;
     for (int sweep = 0; sweep < kShockSweeps; ++sweep) {

@@ -637,6 +637,16 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
     }
   }
   applyRound();
+  // Each contact's response for the rounds' split masses (contact_solver.h, prepareResponse).
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    const SolverBody<double> b = solverBody(pairs[p].b, split[pairs[p].b]);
+    prepareResponse(solverBody(pairs[p].a, split[pairs[p].a]), &b, pairs[p].contacts.data(),
+                    static_cast<int>(pairs[p].contacts.size()));
+  }
+  for (std::size_t b = 0; b < n; ++b)
+    if (!colliderContacts[b].empty())
+      prepareResponse<double>(solverBody(b, split[b]), nullptr, colliderContacts[b].data(),
+                              static_cast<int>(colliderContacts[b].size()));
   for (int iteration = 0; iteration < solver.contactIterations; ++iteration) {
     for (std::size_t p = 0; p < pairs.size(); ++p) {
       SolverBody<double> a = solverBody(pairs[p].a, split[pairs[p].a]);
@@ -697,6 +707,13 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
           shockTargets(predictedBody(pairs[p].a), predictedBody(pairs[p].b), solverBody(pairs[p].a, 1),
                        solverBody(pairs[p].b, 1), pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), h,
                        false);
+      // The responses of the contacts this pass owns, for the body alone (its carriers static).
+      if (k == 0)
+        prepareResponse<double>(self, nullptr, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()));
+      for (std::size_t p : pairsOf[b])
+        if (carried(p, b))
+          prepareResponse<double>(self, nullptr, pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()),
+                                  pairs[p].a == b);
       const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
       for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
         const SolverBody<double> last = self;
