@@ -79,8 +79,9 @@ struct Pinned {
 // Issue 13: each contact carries its response K and normal mass, computed once per solve
 // (prepareResponse) instead of twice per point and direction in every sweep; the normal impulse
 // multiplies by 1/kn instead of dividing by kn, and kt = t·K t replaces two responses (rounding
-// only), and state format 6 holds the larger contacts: every hash changed (the parity tests
-// against the double reference passed unchanged).
+// only), and state format 6 holds the larger contacts: every hash changed — the header's contact
+// size alone would change them, so it is the parity tests against the double reference, passing
+// unchanged, that show the physics kept (to rounding).
 const Pinned kPinned[] = {
     {"lab_bunny.json", Method::ShapeMatching, 300, 0x8eeba7da37e2f08eull},
     {"lab_bunny.json", Method::Impulse, 300, 0x7a544bedadb09acbull},

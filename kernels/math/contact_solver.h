@@ -7,6 +7,8 @@
 //
 //   contactTargets   non-penetration from the gap at the step's start (speculative), and
 //                    restitution from the approach speed before this step's velocity update
+//   prepareResponse  each contact's response K and normal mass, once per solve, for the masses
+//                    the sweeps then see
 //   pairSweep        one Gauss–Seidel sweep of sequential impulses with accumulated clamping
 //   solveAgainstStatic  a body alone against colliders: `iterations` sweeps
 //   moveWithVelocityChange  contacts act before the position update
