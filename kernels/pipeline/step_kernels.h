@@ -1446,10 +1446,13 @@ struct ShockVelocities {
     // Non-penetration, and bounces only as far as the rounds achieved them (contact_solver.h,
     // shockTargets): this pass owns the body's collider contacts and the pairs that carry it (a
     // pair carries one of its bodies).
+    // Their responses too, for the body alone (its carriers static: prepareResponse with no b).
     const SolverBody<float> wall;
-    if (level == 0)
-      shockTargets(solverBodyOf(p, p.bodiesPredicted[b], 1), wall, self, wall,
-                   p.contacts + static_cast<long long>(b) * p.contactCapacity, p.colliderContactCount[b], p.h, true);
+    if (level == 0) {
+      ContactSlot* own = p.contacts + static_cast<long long>(b) * p.contactCapacity;
+      shockTargets(solverBodyOf(p, p.bodiesPredicted[b], 1), wall, self, wall, own, p.colliderContactCount[b], p.h, true);
+      prepareResponse<float>(self, nullptr, own, p.colliderContactCount[b]);
+    }
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
       if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
@@ -1457,15 +1460,7 @@ struct ShockVelocities {
       const SolverBody<float> other = solverBodyOf(p, p.bodies[o], 1);
       shockTargets(solverBodyOf(p, p.bodiesPredicted[a], 1), solverBodyOf(p, p.bodiesPredicted[pairB(p, p.pairKeys[q])], 1),
                    a == b ? self : other, a == b ? other : self, slotsOf(p, q), p.pairContactCount[q], p.h, false);
-    }
-    // The responses of the contacts this pass owns, for the body alone (its carriers static).
-    if (level == 0)
-      prepareResponse<float>(self, nullptr, p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                             p.colliderContactCount[b]);
-    for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
-      const int q = p.incidencePair[k];
-      if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
-      prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], pairA(p, p.pairKeys[q]) == b);
+      prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], a == b);
     }
     const float radius = p.shapes[body.shape].radius;
     for (int sweep = 0; sweep < kShockSweeps; ++sweep) {

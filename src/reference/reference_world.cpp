@@ -699,21 +699,20 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
         s.w = predicted[i].angularVelocity;
         return s;
       };
-      if (k == 0)
-        shockTargets(predictedBody(b), fixed, self, fixed, colliderContacts[b].data(),
-                     static_cast<int>(colliderContacts[b].size()), h, true);
+      // Targets, and the responses for the body alone (its carriers static), of the contacts
+      // this pass owns.
+      if (k == 0) {
+        const int count = static_cast<int>(colliderContacts[b].size());
+        shockTargets(predictedBody(b), fixed, self, fixed, colliderContacts[b].data(), count, h, true);
+        prepareResponse<double>(self, nullptr, colliderContacts[b].data(), count);
+      }
       for (std::size_t p : pairsOf[b])
-        if (carried(p, b))
+        if (carried(p, b)) {
+          const int count = static_cast<int>(pairs[p].contacts.size());
           shockTargets(predictedBody(pairs[p].a), predictedBody(pairs[p].b), solverBody(pairs[p].a, 1),
-                       solverBody(pairs[p].b, 1), pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), h,
-                       false);
-      // The responses of the contacts this pass owns, for the body alone (its carriers static).
-      if (k == 0)
-        prepareResponse<double>(self, nullptr, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()));
-      for (std::size_t p : pairsOf[b])
-        if (carried(p, b))
-          prepareResponse<double>(self, nullptr, pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()),
-                                  pairs[p].a == b);
+                       solverBody(pairs[p].b, 1), pairs[p].contacts.data(), count, h, false);
+          prepareResponse<double>(self, nullptr, pairs[p].contacts.data(), count, pairs[p].a == b);
+        }
       const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
       for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
         const SolverBody<double> last = self;
