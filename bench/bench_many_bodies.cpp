@@ -39,7 +39,6 @@
 #include "core/error.h"
 #include "core/mesh.h"
 #include "gpu_model.h"
-#include "reference/reference_world.h"
 #include "world/world.h"
 
 namespace {
@@ -133,19 +132,6 @@ Measurement runWorld(smash::World& world, double minSeconds) {
   return m;
 }
 
-Measurement runReference(const smash::Scene& scene, double minSeconds) {
-  smash::ReferenceWorld world(scene);
-  world.step();
-  Measurement m;
-  auto t0 = Clock::now();
-  do {
-    world.step();
-    ++m.steps;
-    m.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  } while (m.seconds < minSeconds || m.steps < 3);
-  return m;
-}
-
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -231,23 +217,17 @@ int main(int argc, char** argv) {
       const double np = double(n) * double(bunny.rest.size());
       std::map<std::string, double> cudaStageMs;
       for (const std::string& name : split(backends)) {
-        Measurement m;
-        std::string layout = "-";
         if (name == "none") continue;  // the GPU model alone
-        if (name == "reference") {
-          if (np > referenceMaxParticles) continue;
-          m = runReference(scene, seconds);
-        } else {
-          smash::Backend backend = smash::parseBackend(name);
-          if (!smash::backendAvailable(backend)) continue;
-          const smash::StepStrategy strategy = strategyName == "per-body" ? smash::StepStrategy::PerBody
-                                               : strategyName == "per-particle" ? smash::StepStrategy::PerParticle
-                                                                                : smash::StepStrategy::Auto;
-          auto world = smash::World::create(backend, scene, strategy);
-          layout = smash::strategyName(world->strategy());
-          m = runWorld(*world, seconds);
-          if (world->contactOverflow() != 0) std::fprintf(stderr, "warning: contact overflow\n");
-        }
+        smash::Backend backend = smash::parseBackend(name);
+        if (!smash::backendAvailable(backend)) continue;
+        if (backend == smash::Backend::Reference && np > referenceMaxParticles) continue;
+        const smash::StepStrategy strategy = strategyName == "per-body" ? smash::StepStrategy::PerBody
+                                             : strategyName == "per-particle" ? smash::StepStrategy::PerParticle
+                                                                              : smash::StepStrategy::Auto;
+        auto world = smash::World::create(backend, scene, strategy);
+        const std::string layout = smash::strategyName(world->strategy());
+        const Measurement m = runWorld(*world, seconds);
+        if (world->contactOverflow() != 0) std::fprintf(stderr, "warning: contact overflow\n");
         const double perStep = m.seconds / m.steps;
         const double pps = np / perStep;
         // The bound uses the host triad for CPU backends; a CUDA run records its own device.

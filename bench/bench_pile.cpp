@@ -187,11 +187,8 @@ int main(int argc, char** argv) {
       Result r = run("smash-" + name, scene, frames, [&] { world->step(); }, [&] { world->synchronize(); },
                      [&](std::vector<glm::dvec3>& c, std::vector<glm::dquat>& q) {
                        c.clear();
-                       q.clear();
-                       for (const smash::BodyPose& p : world->poses()) {
-                         c.push_back(glm::dvec3(p.centre));
-                         q.push_back(glm::dquat(p.rotation));
-                       }
+                       for (const smash::BodyPose& p : world->poses()) c.push_back(p.centre);
+                       q = world->orientations();
                      });
       r.finalEnergy = smash::kineticEnergy(*world, scene);
       r.touchingPairs = world->touchingPairs();

@@ -49,30 +49,12 @@ glm::dvec3 momentum(const std::vector<BodyPose>& poses, double mass) {
 /// Runs `steps` on the reference or a backend and returns the poses after each step.
 std::vector<std::vector<BodyPose>> trajectory(const Scene& scene, const std::string& backend, int steps) {
   std::vector<std::vector<BodyPose>> out;
-  if (backend == "reference") {
-    ReferenceWorld w(scene);
-    for (int n = 0; n < steps; ++n) {
-      w.step();
-      out.push_back(w.poses());
-    }
-  } else {
-    auto w = World::create(parseBackend(backend), scene);
-    for (int n = 0; n < steps; ++n) {
-      w->step();
-      out.push_back(w->poses());
-    }
+  auto w = World::create(parseBackend(backend), scene);
+  for (int n = 0; n < steps; ++n) {
+    w->step();
+    out.push_back(w->poses());
   }
   return out;
-}
-
-BodyPenetration penetrationOf(const Scene& scene, const std::vector<BodyPose>& poses) {
-  std::vector<glm::dvec3> c;
-  std::vector<glm::dquat> r;
-  for (const BodyPose& p : poses) {
-    c.push_back(glm::dvec3(p.centre));
-    r.push_back(glm::dquat(p.rotation));
-  }
-  return deepestBodyPenetration(scene, c, r);
 }
 
 const char* kBackends[] = {"reference", "cpp", "omp"};
@@ -128,7 +110,7 @@ TEST_CASE("bodies: two boxes head-on conserve momentum and honour restitution", 
         // are offset by 1 cm in y so the faces meet at once; within 5% of the approach speed.
         CHECK(separation == Approx(2.0 * e).margin(0.1));
         CHECK(b.centre.x - a.centre.x > 0.19);  // they did not pass through each other
-        CHECK(penetrationOf(scene, poses.back()).depth < 0.002);
+        CHECK(deepestBodyPenetration(scene, poses.back()).depth < 0.002);
       }
 }
 
@@ -148,7 +130,7 @@ TEST_CASE("bodies: a stack of five boxes stays upright for 1000 steps", "[bodies
         const glm::dvec3 up = glm::mat3_cast(glm::dquat(step[b].rotation)) * glm::dvec3(0, 1, 0);
         tilt = std::max(tilt, std::acos(std::min(1.0, up.y)));
       }
-      deepest = std::max(deepest, penetrationOf(scene, step).relative);
+      deepest = std::max(deepest, deepestBodyPenetration(scene, step).relative);
     }
     const double top = poses.back()[4].centre.y;
     INFO("drift " << drift << " m, tilt " << tilt << " rad, deepest " << deepest << " of the size, top at " << top);
@@ -215,7 +197,7 @@ TEST_CASE("bodies: heavy on light — a box 100 times heavier stays upright and 
             const glm::dvec3 up = glm::mat3_cast(glm::dquat(b.rotation)) * glm::dvec3(0, 1, 0);
             tilt = std::max(tilt, std::acos(std::min(1.0, up.y)));
           }
-          if (n % 10 == 0) deepest = std::max(deepest, penetrationOf(scene, poses[n]).relative);
+          if (n % 10 == 0) deepest = std::max(deepest, deepestBodyPenetration(scene, poses[n]).relative);
         }
         double speed = 0;
         for (const BodyPose& b : poses.back())
@@ -306,7 +288,7 @@ TEST_CASE("resting contacts: a stack's impulses converge to the exact LCP soluti
     };
     std::map<std::pair<std::size_t, std::size_t>, double> support;
     for (std::size_t k = 0; k < oracle.size(); ++k) support[{oracle[k].a, oracle[k].b}] = supports[k];
-    const auto exact = byPair(oracle), iterative = byPair(lastPairImpulses(ref)), omp = byPair(world->lastPairImpulses());
+    const auto exact = byPair(oracle), iterative = byPair(ref.lastPairImpulses()), omp = byPair(world->lastPairImpulses());
     INFO(c.method << ", masses " << c.masses.front() << ".." << c.masses.back() << ": oracle " << report.sweeps
                   << " sweeps, violation " << report.worstViolation << " m/s, complementarity "
                   << report.worstComplementarity);
@@ -357,19 +339,16 @@ TEST_CASE("sleeping: a stack falls asleep, stays put, wakes when a body slides i
   };
   auto run = [](Scene scene, const std::string& backend, bool sleep) {
     scene.solver.sleep = sleep;
-    std::unique_ptr<World> world;
-    std::unique_ptr<ReferenceWorld> ref;
-    if (backend == "reference")
-      ref = std::make_unique<ReferenceWorld>(scene);
-    else
-      world = World::create(Backend::Omp, scene, backend == "omp" ? StepStrategy::PerBody : StepStrategy::PerParticle);
-    auto poses = [&] { return ref ? ref->poses() : world->poses(); };
-    auto sleeping = [&] { return ref ? static_cast<std::int64_t>(ref->sleepingBodies()) : world->sleepingBodies(); };
+    const std::unique_ptr<World> world =
+        backend == "reference" ? World::create(Backend::Reference, scene)
+                               : World::create(Backend::Omp, scene, backend == "omp" ? StepStrategy::PerBody : StepStrategy::PerParticle);
+    auto poses = [&] { return world->poses(); };
+    auto sleeping = [&] { return world->sleepingBodies(); };
     Run r;
     std::int64_t asleepBefore = 0;
     double sliderSpeed = 0, bottomBefore = poses()[0].centre.x;
     for (int n = 0; n < 420; ++n) {
-      ref ? ref->step() : world->step();
+      world->step();
       const std::vector<BodyPose> now = poses();
       if (r.impact < 0 && r.stackAsleep < 0 && sleeping() == 3) r.stackAsleep = n;
       // The impact: the slider loses more speed in a step than friction takes (0.016 m/s).
@@ -380,7 +359,7 @@ TEST_CASE("sleeping: a stack falls asleep, stays put, wakes when a body slides i
       if (r.impact < 0) bottomBefore = now[0].centre.x;
       sliderSpeed = now[3].velocity.x;
       asleepBefore = sleeping();
-      if (n % 5 == 0) r.deepest = std::max(r.deepest, penetrationOf(scene, now).relative);
+      if (n % 5 == 0) r.deepest = std::max(r.deepest, deepestBodyPenetration(scene, now).relative);
     }
     const std::vector<BodyPose> end = poses();
     r.pushed = end[0].centre.x - bottomBefore;
@@ -633,7 +612,7 @@ TEST_CASE("bodies: a 100-body pile settles without interpenetration", "[bodies][
     if (n >= steps / 2) mostTouching = std::max(mostTouching, world->touchingPairs());
     // The last second, once the bodies have landed.
     if (n >= steps - 120) {
-      const BodyPenetration p = penetrationOf(scene, world->poses());
+      const BodyPenetration p = deepestBodyPenetration(scene, *world);
       if (p.relative > worst.relative) worst = p;
     }
   }
@@ -673,20 +652,10 @@ TEST_CASE("bodies: buffers that overflow are counted", "[bodies]") {
   scene.solver.maxContactsPerBody = 4;  // collider contacts: kept deepest, the rest counted (a pair's manifold chooses, drops nothing)
   for (const char* backend : kBackends) {
     INFO(backend);
-    std::int64_t pairs = 0, contacts = 0;
-    if (std::string(backend) == "reference") {
-      ReferenceWorld w(scene);
-      for (int n = 0; n < 120; ++n) w.step();
-      pairs = w.pairOverflow();
-      contacts = w.contactOverflow();
-    } else {
-      auto w = World::create(parseBackend(backend), scene);
-      for (int n = 0; n < 120; ++n) w->step();
-      pairs = w->pairOverflow();
-      contacts = w->contactOverflow();
-    }
-    CHECK(pairs > 0);
-    CHECK(contacts > 0);
+    auto w = World::create(parseBackend(backend), scene);
+    for (int n = 0; n < 120; ++n) w->step();
+    CHECK(w->pairOverflow() > 0);
+    CHECK(w->contactOverflow() > 0);
   }
 }
 

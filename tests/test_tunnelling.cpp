@@ -86,8 +86,10 @@ Outcome observe(double speed, double gap, int boxParticles, StepFn step, Particl
 
 /// "omp" is the OpenMP backend's default layout; "omp per-particle" the wide one (the CUDA default:
 /// chunked collider gathers and the wide narrow phase, with their swept kernels).
-StepStrategy strategyOf(const std::string& backend) {
-  return backend == "omp per-particle" ? StepStrategy::PerParticle : StepStrategy::Auto;
+/// "reference", "omp" or "omp per-particle".
+std::unique_ptr<World> worldOn(const std::string& backend, const Scene& scene) {
+  if (backend == "reference") return World::create(Backend::Reference, scene);
+  return World::create(Backend::Omp, scene, backend == "omp per-particle" ? StepStrategy::PerParticle : StepStrategy::Auto);
 }
 
 Outcome run(Slab slab, const std::string& method, const std::string& backend, double speed, double gap,
@@ -101,16 +103,10 @@ Outcome run(Slab slab, const std::string& method, const std::string& backend, do
   const Scene exact = parseScene(scene(Slab::Collider, method, speed, gap, angle), "tunnel.json", test::sourcePath("scenes"));
   s.bodies[0] = exact.bodies[0];
   const int boxParticles = static_cast<int>(s.shapes[0].rest.size());
-  if (backend == "reference") {
-    ReferenceWorld w(s);
-    return observe(
-        speed, gap, boxParticles, [&] { w.step(); }, [&] { return w.particlePositions(); },
-        [&] { return slab == Slab::Body ? w.body(1).centre.x : 0.0; });
-  }
-  auto w = World::create(Backend::Omp, s, strategyOf(backend));
+  auto w = worldOn(backend, s);
   return observe(
       speed, gap, boxParticles, [&] { w->step(); }, [&] { return w->particlePositions(); },
-      [&] { return slab == Slab::Body ? double(w->poses()[1].centre.x) : 0.0; });
+      [&] { return slab == Slab::Body ? w->poses()[1].centre.x : 0.0; });
 }
 
 }  // namespace
@@ -161,18 +157,10 @@ TEST_CASE("tunnelling: a hollow box dropped on a blade's edge does not swallow i
             last = kHalfBox - centreY;
             deepest = std::max(deepest, last);
           };
-          if (std::string(backend) == "reference") {
-            ReferenceWorld w(s);
-            for (int n = 0; n < steps; ++n) {
-              w.step();
-              record(w.body(0).centre.y);
-            }
-          } else {
-            auto w = World::create(Backend::Omp, s, strategyOf(backend));
-            for (int n = 0; n < steps; ++n) {
-              w->step();
-              record(double(w->poses()[0].centre.y));
-            }
+          auto w = worldOn(backend, s);
+          for (int n = 0; n < steps; ++n) {
+            w->step();
+            record(w->poses()[0].centre.y);
           }
           INFO(method << ", " << backend << ", " << speed << " m/s, start gap " << gap << " m: the blade got "
                       << deepest << " m into the box, " << last << " m at the end");

@@ -376,9 +376,61 @@ TEST_CASE("world: edge cases", "[world]") {
 
 TEST_CASE("world: backend names", "[world]") {
   REQUIRE(parseBackend("omp") == Backend::Omp);
-  test::requireInputError([] { parseBackend("opencl"); }, {"'opencl'", "'cpp', 'omp', 'cuda'"});
+  REQUIRE(parseBackend("reference") == Backend::Reference);
+  REQUIRE(std::string(backendName(Backend::Reference)) == "reference");
+  test::requireInputError([] { parseBackend("opencl"); }, {"'opencl'", "'cpp', 'omp', 'cuda', 'reference'"});
   REQUIRE(backendAvailable(Backend::Cpp));
   REQUIRE(backendAvailable(Backend::Omp));
+  REQUIRE(backendAvailable(Backend::Reference));
+}
+
+TEST_CASE("world: the reference behind World's interface reads as the reference itself", "[world][reference]") {
+  // A stack (pairs and collider contacts: warm-start impulses to read back), both methods.
+  for (const char* method : {"shape_matching", "impulse"}) {
+    INFO(method);
+    Scene scene = loadScene(test::sourcePath("scenes/box_stack.json"));
+    scene.solver.method = std::string(method) == "impulse" ? Method::Impulse : Method::ShapeMatching;
+    std::unique_ptr<World> world = World::create(Backend::Reference, scene);
+    ReferenceWorld direct(scene);
+    REQUIRE(world->backend() == Backend::Reference);
+    for (int n = 0; n < 40; ++n) {
+      world->step();
+      direct.step();
+    }
+    REQUIRE(world->stepCount() == 40);
+    const std::vector<BodyPose> p = world->poses(), q = direct.poses();
+    REQUIRE(p.size() == q.size());
+    for (std::size_t b = 0; b < p.size(); ++b) {
+      CHECK(p[b].centre == q[b].centre);
+      CHECK(world->orientations()[b] == direct.orientation(b));
+    }
+    // The doubles unrounded, and what is computed from them the reference's own figures.
+    std::vector<glm::dvec3> x;
+    for (std::size_t b = 0; b < direct.bodyCount(); ++b)
+      for (const glm::dvec3& xi : direct.particlePositions(b)) x.push_back(xi);
+    CHECK(world->particleStates(false) == x);
+    CHECK(kineticEnergy(*world, scene) == direct.kineticEnergy());
+    CHECK(maxParticleSpeed(*world) == direct.maxParticleSpeed());
+    CHECK(observe(*world, scene, 40).deepestPenetration == direct.observation().deepestPenetration);
+    CHECK(world->touchingPairs() == static_cast<std::int64_t>(direct.lastPairContacts().size()));
+    const std::vector<PairNormalImpulse> impulses = world->lastPairImpulses();
+    REQUIRE(!impulses.empty());
+    double total = 0;
+    for (const PairNormalImpulse& i : impulses) total += i.normal;
+    CHECK(total > 0);
+    test::requireInputError([&] { world->saveState(); }, {"reference"});
+    test::requireInputError([&] { world->loadState({}, "x.bin"); }, {"x.bin", "reference"});
+    // setPoses puts the particles on the given pose: a fresh world given these poses holds the
+    // stepped one's particles (to the float rounding of the pose's rotation).
+    std::unique_ptr<World> fresh = World::create(Backend::Reference, scene);
+    fresh->setPoses(p);
+    const std::vector<glm::dvec3> y = fresh->particleStates(false);
+    REQUIRE(y.size() == x.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, glm::length(y[i] - x[i]));
+    CHECK(worst < 1e-6);
+    test::requireInputError([&] { fresh->setPoses({}); }, {"setPoses"});
+  }
 }
 
 TEST_CASE("world: a scene that cannot fit the backend's memory is rejected before allocating", "[world][limits]") {

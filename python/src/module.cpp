@@ -19,7 +19,6 @@
 
 #include "core/error.h"
 #include "math/rotation.h"
-#include "reference/reference_world.h"
 #include "scene/scene.h"
 #include "world/world.h"
 
@@ -61,11 +60,6 @@ class PyWorld {
     if (method == "shape_matching") scene_.solver.method = smash::Method::ShapeMatching;
     else if (method == "impulse") scene_.solver.method = smash::Method::Impulse;
     else if (!method.empty()) throw InputError("method: expected \"shape_matching\" or \"impulse\", got \"" + method + "\"");
-    if (backend == "reference") {
-      reference_ = std::make_unique<smash::ReferenceWorld>(scene_);
-      backendName_ = "reference";
-      return;
-    }
     smash::Backend b = smash::Backend::Omp;
     if (backend == "auto") b = smash::backendAvailable(smash::Backend::Cuda) ? smash::Backend::Cuda : smash::Backend::Omp;
     else b = smash::parseBackend(backend);  // InputError names the value
@@ -77,31 +71,23 @@ class PyWorld {
   void step(std::int64_t n) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (n < 0) throw InputError("step: n must be ≥ 0, got " + std::to_string(n));
-    for (std::int64_t k = 0; k < n; ++k) {
-      if (reference_) reference_->step();
-      else world_->step();
-    }
-    if (world_) world_->synchronize();
+    for (std::int64_t k = 0; k < n; ++k) world_->step();
+    world_->synchronize();
   }
 
   std::int64_t steps() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return stepsLocked();
   }
-  std::int64_t stepsLocked() const { return reference_ ? reference_->stepCount() : world_->stepCount(); }
+  std::int64_t stepsLocked() const { return world_->stepCount(); }
   double time() const { return static_cast<double>(steps()) * scene_.stepDt(); }
   std::int64_t frame() const { return steps() / scene_.substeps; }
-  std::size_t bodyCount() const { return reference_ ? reference_->bodyCount() : world_->bodyCount(); }
-  std::size_t particleCount() const {
-    if (world_) return world_->particleCount();
-    std::size_t n = 0;
-    for (const smash::Body& b : scene_.bodies) n += scene_.shapes[b.shape].rest.size();
-    return n;
-  }
+  std::size_t bodyCount() const { return world_->bodyCount(); }
+  std::size_t particleCount() const { return world_->particleCount(); }
 
   std::vector<smash::BodyPose> poses() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return reference_ ? reference_->poses() : world_->poses();
+    return world_->poses();
   }
 
   nb::ndarray<nb::numpy, double, nb::ndim<2>> positions() const {
@@ -120,11 +106,7 @@ class PyWorld {
       else out.insert(out.end(), {q.x, q.y, q.z, q.w});
       ++n;
     };
-    if (reference_) {
-      for (std::size_t b = 0; b < reference_->bodyCount(); ++b) add(reference_->orientation(b));
-    } else {
-      for (const auto& b : world_->poses()) add(glm::dquat(b.rotation));
-    }
+    for (const glm::dquat& q : world_->orientations()) add(q);
     return owned(std::move(out), n, 4);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> velocities(bool angular) const {
@@ -140,18 +122,8 @@ class PyWorld {
   nb::ndarray<nb::numpy, double, nb::ndim<2>> particles(bool velocity) const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<double> out;
-    if (reference_) {
-      for (std::size_t b = 0; b < reference_->bodyCount(); ++b)
-        for (const glm::dvec3& x : velocity ? reference_->particleVelocities(b) : reference_->particlePositions(b))
-          out.insert(out.end(), {x.x, x.y, x.z});
-    } else {
-      // Positions in double from the backend's relative floats and the working origin.
-      const glm::dvec3 o = velocity ? glm::dvec3(0.0) : world_->origin();
-      for (const glm::vec3& x : velocity ? world_->particleVelocities() : world_->particlePositionsRelative()) {
-        const glm::dvec3 w = o + glm::dvec3(x);
-        out.insert(out.end(), {w.x, w.y, w.z});
-      }
-    }
+    // World coordinates in double (the backends add their working origin to their relative floats).
+    for (const glm::dvec3& x : world_->particleStates(velocity)) out.insert(out.end(), {x.x, x.y, x.z});
     const std::size_t n = out.size() / 3;
     return owned(std::move(out), n, 3);
   }
@@ -159,18 +131,18 @@ class PyWorld {
   /// A read-only (P, 3) float32 view of the backend's own particle positions (relative to the
   /// working origin) or velocities: CPU backends only.
   nb::ndarray<nb::numpy, const float, nb::ndim<2>> particleView(bool velocity) const {
-    const float* data = world_ ? world_->hostParticleState(velocity) : nullptr;
-    if (!data && world_ && world_->particleCount() > 0)
+    const float* data = world_->hostParticleState(velocity);
+    if (!data && world_->backend() == smash::Backend::Reference)
+      throw InputError("particle views: not available on the reference backend (it holds double; use the copies)");
+    if (!data && world_->particleCount() > 0)
       throw InputError(std::string(velocity ? "particle_velocities_view" : "particle_positions_view") +
                        ": the " + backendName_ + " backend holds its state in device memory (use the copies)");
-    if (!world_) throw InputError("particle views: not available on the reference backend (use the copies)");
     const std::size_t n = world_->particleCount();
     return nb::ndarray<nb::numpy, const float, nb::ndim<2>>(data, {n, 3}, nb::handle(), {4, 1});
   }
 
   void setState(const Rows& positions, const Rows& rotations, const Rows& linear, const Rows& angular,
                 bool scalarFirst) {
-    if (reference_) throw InputError("set_state: not available on the reference backend (use cpp, omp or cuda)");
     std::lock_guard<std::mutex> lock(mutex_);
     const std::size_t n = world_->bodyCount();
     const std::vector<glm::dvec3> c = vectors(positions, n, "positions"), v = vectors(linear, n, "linear_velocities"),
@@ -206,26 +178,24 @@ class PyWorld {
 
   void saveState(const std::filesystem::path& path) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (reference_) throw InputError("save_state: not available on the reference backend (use cpp, omp or cuda)");
     smash::saveStateFile(*world_, path.string());
   }
   void loadState(const std::filesystem::path& path) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (reference_) throw InputError("load_state: not available on the reference backend (use cpp, omp or cuda)");
     smash::loadStateFile(*world_, path.string());
   }
 
   nb::dict overflow() const {
     std::lock_guard<std::mutex> lock(mutex_);
     nb::dict d;
-    d["contacts"] = reference_ ? reference_->contactOverflow() : world_->contactOverflow();
-    d["pairs"] = reference_ ? reference_->pairOverflow() : world_->pairOverflow();
+    d["contacts"] = world_->contactOverflow();
+    d["pairs"] = world_->pairOverflow();
     return d;
   }
   nb::list incidents() const {
     std::lock_guard<std::mutex> lock(mutex_);
     nb::list out;
-    for (const smash::BodyIncident& i : reference_ ? reference_->incidents() : world_->incidents()) {
+    for (const smash::BodyIncident& i : world_->incidents()) {
       nb::dict d;
       d["body"] = i.body;
       d["step"] = i.step;
@@ -237,21 +207,20 @@ class PyWorld {
   nb::dict stageTimes() const {
     std::lock_guard<std::mutex> lock(mutex_);
     nb::dict d;
-    if (!world_) return d;
     const smash::StageTimes t = world_->stageTimes();
     for (std::size_t k = 0; k < t.names.size(); ++k) d[t.names[k].c_str()] = t.seconds[k];
     return d;
   }
   std::int64_t sleepingBodies() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return reference_ ? static_cast<std::int64_t>(reference_->sleepingBodies()) : world_->sleepingBodies();
+    return world_->sleepingBodies();
   }
   std::int64_t touchingPairs() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return reference_ ? static_cast<std::int64_t>(reference_->touchingPairs()) : world_->touchingPairs();
+    return world_->touchingPairs();
   }
   std::array<double, 3> origin() const {
-    const glm::dvec3 o = world_ ? world_->origin() : glm::dvec3(0.0);
+    const glm::dvec3 o = world_->origin();
     return {o.x, o.y, o.z};
   }
   const std::string& backend() const { return backendName_; }
@@ -263,7 +232,6 @@ class PyWorld {
   // threads at once (or to read while it steps). Calls from other threads wait.
   mutable std::mutex mutex_;
   std::unique_ptr<smash::World> world_;
-  std::unique_ptr<smash::ReferenceWorld> reference_;
   std::string backendName_;
 };
 
@@ -301,7 +269,6 @@ NB_MODULE(_smash, m) {
         "text"_a, "name"_a, "base_dir"_a, "A scene from JSON text (meshes resolved against base_dir).");
   m.def("backend_available",
         [](const std::string& name) {
-          if (name == "reference") return true;
           return smash::backendAvailable(smash::parseBackend(name));
         },
         "name"_a, "Whether a backend ('cpp', 'omp', 'cuda', 'reference') can run here.");

@@ -30,7 +30,6 @@
 #include "io/outputs.h"
 #include "io/run_state.h"
 #include "io/render.h"
-#include "reference/reference_world.h"
 #include "scene/run_checks.h"
 #include "scene/scene.h"
 #include "world/world.h"
@@ -40,93 +39,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
 
-// The two kinds of world behind one small interface.
-struct Runner {
-  virtual ~Runner() = default;
-  virtual void step() = 0;
-  virtual void sync() {}
-  virtual glm::dvec3 centre0() const = 0;
-  virtual double kineticEnergy() const = 0;
-  virtual smash::StepObservation observation(std::int64_t step) const = 0;
-  virtual double maxParticleSpeed() const = 0;
-  virtual std::vector<smash::BodyIncident> incidents() const = 0;
-  virtual void poses(std::vector<glm::dvec3>& centres, std::vector<glm::dquat>& rotations) const = 0;
-  virtual std::vector<glm::vec3> particles() const = 0;
-  virtual Json counters() const = 0;
-  virtual std::vector<std::uint8_t> saveState() const = 0;
-  virtual void loadState(const std::vector<std::uint8_t>& bytes, const std::string& source) = 0;
-};
-
-struct ReferenceRunner : Runner {
-  explicit ReferenceRunner(const smash::Scene& s) : world(s) {}
-  void step() override { world.step(); }
-  glm::dvec3 centre0() const override { return world.bodyCount() ? world.body(0).centre : glm::dvec3(0.0); }
-  double kineticEnergy() const override { return world.kineticEnergy(); }
-  smash::StepObservation observation(std::int64_t) const override { return world.observation(); }
-  double maxParticleSpeed() const override { return world.maxParticleSpeed(); }
-  std::vector<smash::BodyIncident> incidents() const override { return world.incidents(); }
-  void poses(std::vector<glm::dvec3>& c, std::vector<glm::dquat>& r) const override {
-    c.clear();
-    r.clear();
-    for (std::size_t b = 0; b < world.bodyCount(); ++b) {
-      c.push_back(world.body(b).centre);
-      r.push_back(world.orientation(b));
-    }
-  }
-  std::vector<glm::vec3> particles() const override { return world.particlePositions(); }
-  Json counters() const override {
-    return {{"contact_overflow", world.contactOverflow()}, {"pair_overflow", world.pairOverflow()},
-            {"touching_pairs", world.touchingPairs()}, {"sleeping_bodies", world.sleepingBodies()}};
-  }
-  std::vector<std::uint8_t> saveState() const override {
-    throw smash::InputError("--save-state: not available on the reference backend (use cpp, omp or cuda)");
-  }
-  void loadState(const std::vector<std::uint8_t>&, const std::string&) override {
-    throw smash::InputError("--resume: not available on the reference backend (use cpp, omp or cuda)");
-  }
-  smash::ReferenceWorld world;
-};
-
-struct WorldRunner : Runner {
-  WorldRunner(smash::Backend backend, const smash::Scene& s)
-      : scene(s), world(smash::World::create(backend, s)) {}
-  void step() override {
-    world->step();
-    ++steps;
-  }
-  void sync() override { world->synchronize(); }
-  glm::dvec3 centre0() const override {
-    return world->bodyCount() ? glm::dvec3(world->poses()[0].centre) : glm::dvec3(0.0);
-  }
-  double kineticEnergy() const override { return smash::kineticEnergy(*world, scene); }
-  smash::StepObservation observation(std::int64_t step) const override { return smash::observe(*world, scene, step); }
-  double maxParticleSpeed() const override {
-    double s = 0;
-    for (const glm::vec3& v : world->particleVelocities()) s = std::max(s, double(glm::length(v)));
-    return s;
-  }
-  std::vector<smash::BodyIncident> incidents() const override { return world->incidents(); }
-  void poses(std::vector<glm::dvec3>& c, std::vector<glm::dquat>& r) const override {
-    c.clear();
-    r.clear();
-    for (const smash::BodyPose& p : world->poses()) {
-      c.push_back(glm::dvec3(p.centre));
-      r.push_back(glm::dquat(p.rotation));
-    }
-  }
-  std::vector<glm::vec3> particles() const override { return world->particlePositions(); }
-  Json counters() const override {
-    return {{"contact_overflow", world->contactOverflow()}, {"pair_overflow", world->pairOverflow()},
-            {"touching_pairs", world->touchingPairs()}, {"sleeping_bodies", world->sleepingBodies()}};
-  }
-  std::vector<std::uint8_t> saveState() const override { return world->saveState(); }
-  void loadState(const std::vector<std::uint8_t>& bytes, const std::string& source) override {
-    world->loadState(bytes, source);
-  }
-  smash::Scene scene;
-  std::unique_ptr<smash::World> world;
-  std::int64_t steps = 0;
-};
+/// What the capacities dropped and what the world does now (summary.json "counters").
+Json countersOf(const smash::World& world) {
+  return {{"contact_overflow", world.contactOverflow()}, {"pair_overflow", world.pairOverflow()},
+          {"touching_pairs", world.touchingPairs()}, {"sleeping_bodies", world.sleepingBodies()}};
+}
 
 /// Progress of a long run on stderr: redrawn in place on a terminal, a plain line every 10 s
 /// (and at the end) otherwise.
@@ -203,19 +120,15 @@ smash::Scene loadForRun(const std::string& path, const std::string& method, int 
   return scene;
 }
 
-std::unique_ptr<Runner> makeRunner(const std::string& backend, const smash::Scene& scene, std::string& label,
-                                   std::string& device) {
-  if (backend == "reference") {
-    label = "reference (CPU, double)";
-    device = smash::backendDevice(smash::Backend::Cpp);
-    return std::make_unique<ReferenceRunner>(scene);
-  }
+/// The world a run or benchmark steps: a pipeline backend in float, or the reference in double.
+std::unique_ptr<smash::World> makeWorld(const std::string& backend, const smash::Scene& scene, std::string& label,
+                                        std::string& device) {
   const smash::Backend b = smash::parseBackend(backend);
   if (!smash::backendAvailable(b))
     throw smash::InputError("--backend: '" + backend + "' is not available on this machine (no CUDA device); use auto, omp or cpp");
-  label = backend + " (float)";
+  label = b == smash::Backend::Reference ? "reference (CPU, double)" : backend + " (float)";
   device = smash::backendDevice(b);
-  return std::make_unique<WorldRunner>(b, scene);
+  return smash::World::create(b, scene);
 }
 
 void parseSize(const std::string& size, int& w, int& h) {
@@ -298,7 +211,7 @@ class RunSession {
     catchSignals();  // from here a signal stops the run at a frame boundary (before: nothing to clean)
     prepareOutputs();
     if (!o_.saveState.empty()) smash::io::checkStateWritable(o_.saveState);  // --out may hold it
-    runner_ = makeRunner(backend_, scene_, label_, device_);
+    world_ = makeWorld(backend_, scene_, label_, device_);
     if (!o_.saveState.empty() || !o_.resume.empty()) fingerprint_ = fingerprint();
     if (!o_.resume.empty()) resume();
     checks_ = std::make_unique<smash::RunChecks>(scene_.checks);
@@ -434,7 +347,7 @@ class RunSession {
       throw smash::InputError(o_.resume + ": the state is at frame " + std::to_string(state.frame) +
                               " and the run ends at frame " + std::to_string(scene_.frames) +
                               ": nothing to run (ask for more with --frames)");
-    runner_->loadState(state.world, o_.resume);
+    world_->loadState(state.world, o_.resume);
     startFrame_ = static_cast<int>(state.frame);
   }
 
@@ -446,7 +359,7 @@ class RunSession {
     state.frame = frame;
     state.substeps = static_cast<std::uint32_t>(scene_.substeps);
     state.method = static_cast<std::uint32_t>(scene_.solver.method);
-    state.world = runner_->saveState();
+    state.world = world_->saveState();
     smash::io::writeRunState(o_.saveState, state);
     savedFrame_ = frame;
   }
@@ -457,9 +370,10 @@ class RunSession {
     smash::io::FramePoses f;
     f.frame = frame;
     f.time = frame * scene_.dt;
-    runner_->poses(f.centres, f.rotations);
+    for (const smash::BodyPose& p : world_->poses()) f.centres.push_back(p.centre);
+    f.rotations = world_->orientations();
     outputs_->addFrame(f, last);
-    if (particles && outputs_->wantsParticles(frame)) outputs_->addParticles(frame, runner_->particles());
+    if (particles && outputs_->wantsParticles(frame)) outputs_->addParticles(frame, world_->particlePositions());
   }
 
   /// Steps one frame's substeps, observing what the scene's checks need.
@@ -470,12 +384,12 @@ class RunSession {
     smash::StepObservation last;
     for (int s = 0; s < scene_.substeps; ++s) {
       const auto t0 = Clock::now();
-      runner_->step();
-      runner_->sync();
+      world_->step();
+      world_->synchronize();
       stepSeconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
       ++steps_;
       if (observeEveryStep || s + 1 == scene_.substeps) {
-        last = runner_->observation(steps_);
+        last = smash::observe(*world_, scene_, steps_);
         checks_->observe(last);
       }
     }
@@ -484,7 +398,7 @@ class RunSession {
 
   /// The watchdog: each flagged body reported once; true when the policy says stop.
   bool reportIncidents(int frame, Progress& progress) {
-    const std::vector<smash::BodyIncident> incidents = runner_->incidents();
+    const std::vector<smash::BodyIncident> incidents = world_->incidents();
     for (const smash::BodyIncident& incident : incidents)
       if (reported_.insert(incident.body).second) {
         progress.clear();
@@ -498,10 +412,10 @@ class RunSession {
   }
 
   void printRow(int frame, const smash::StepObservation& last, const smash::BodyPenetration& bp) {
-    const glm::dvec3 c = runner_->centre0();
+    const glm::dvec3 c = world_->bodyCount() ? world_->poses()[0].centre : glm::dvec3(0.0);
     char centre[64];
     std::snprintf(centre, sizeof centre, "(%9.4f, %9.4f, %9.4f)", c.x, c.y, c.z);
-    std::printf("%7d %9.3f  %-34s %12.5g %12.3g", frame, frame * scene_.dt, centre, runner_->kineticEnergy(),
+    std::printf("%7d %9.3f  %-34s %12.5g %12.3g", frame, frame * scene_.dt, centre, smash::kineticEnergy(*world_, scene_),
                 last.deepestPenetration);
     if (scene_.bodyContactsActive()) std::printf("  %10.3g", bp.depth);
     std::printf("\n");
@@ -515,8 +429,6 @@ class RunSession {
     // the scene checks it, else on the frames the table prints.
     const bool bodies = scene_.bodyContactsActive();
     const bool bodiesEveryFrame = scene_.checks.maxBodyPenetration.has_value();
-    std::vector<glm::dvec3> centres;
-    std::vector<glm::dquat> rotations;
     LoopEnd end;
     end.frames = startFrame_;
     recordFrame(startFrame_, scene_.frames == startFrame_);
@@ -533,8 +445,7 @@ class RunSession {
       const bool printing = !o_.quiet && (f % o_.every == 0 || f == scene_.frames);
       smash::BodyPenetration bp;
       if (bodies && (bodiesEveryFrame || printing || f == scene_.frames)) {
-        runner_->poses(centres, rotations);
-        bp = smash::deepestBodyPenetration(scene_, centres, rotations);
+        bp = smash::deepestBodyPenetration(scene_, *world_);
         checks_->observeBodies(bp, steps_);
       }
       recordFrame(f, f == scene_.frames);
@@ -555,13 +466,13 @@ class RunSession {
   }
 
   smash::Verdict printVerdict() {
-    finalEnergy_ = runner_->kineticEnergy();
+    finalEnergy_ = smash::kineticEnergy(*world_, scene_);
     checks_->finalKineticEnergy(finalEnergy_);
-    smash::Verdict verdict = checks_->finish(runner_->maxParticleSpeed());
+    smash::Verdict verdict = checks_->finish(smash::maxParticleSpeed(*world_));
     std::printf("verdict: %s\n", verdict.pass ? "PASS" : "FAIL");
     for (const auto& line : verdict.lines) std::printf("  %s\n", line.c_str());
     // What the capacities dropped is part of the result (summary.json "counters" too): never silent.
-    const Json counters = runner_->counters();
+    const Json counters = countersOf(*world_);
     const long long pairs = counters.value("pair_overflow", 0LL), points = counters.value("contact_overflow", 0LL);
     if (pairs > 0)
       std::printf("note: %lld candidate body pairs were dropped over the run (solver.max_pairs_per_body, or pairs "
@@ -596,11 +507,11 @@ class RunSession {
                      stepSeconds_ > 0 ? double(particles_) * double(steps_) / stepSeconds_ : 0.0}}},
         {"deepest_collider_penetration_m", checks_->deepestPenetration()},
         {"deepest_body_penetration", {{"m", checks_->deepestBody().depth}, {"relative", checks_->deepestBody().relative}}},
-        {"counters", runner_->counters()},
+        {"counters", countersOf(*world_)},
         {"memory", {{"planned_host_bytes", plannedHostBytes()}, {"peak_rss_bytes", peakRssBytes()}}}};
     if (end.signal) {
       j["interrupted_by"] = signalName(end.signal);
-      j["final_kinetic_energy_J"] = runner_->kineticEnergy();
+      j["final_kinetic_energy_J"] = smash::kineticEnergy(*world_, scene_);
       j["verdict"] = {{"pass", nullptr}, {"checks", Json::array({"not evaluated: the run was interrupted"})}};
     } else {
       j["final_kinetic_energy_J"] = finalEnergy_;
@@ -609,10 +520,9 @@ class RunSession {
     return j;
   }
 
-  /// The host memory the world was planned to need (the estimate World::create and the
-  /// reference check against the memory this process can use).
+  /// The host memory the world was planned to need (the estimate World::create checks against
+  /// the memory this process can use).
   std::size_t plannedHostBytes() const {
-    if (backend_ == "reference") return smash::ReferenceWorld::plannedBytes(scene_);
     return smash::planMemory(smash::parseBackend(backend_), scene_).host;
   }
   static std::size_t peakRssBytes() {
@@ -703,7 +613,7 @@ class RunSession {
   std::size_t particles_ = 0;
   int width_ = 0, height_ = 0;
   std::unique_ptr<smash::io::RunOutputs> outputs_;
-  std::unique_ptr<Runner> runner_;
+  std::unique_ptr<smash::World> world_;
   std::unique_ptr<smash::RunChecks> checks_;
   std::set<unsigned long long> reported_;
   std::int64_t steps_ = 0;
@@ -741,15 +651,15 @@ int benchmarkCommand(const BenchOptions& o) {
   std::stringstream list(o.backends);
   for (std::string name; std::getline(list, name, ',');) {
     name = resolveBackend(name);
-    if (name != "reference" && !smash::backendAvailable(smash::parseBackend(name))) {
+    if (!smash::backendAvailable(smash::parseBackend(name))) {
       std::printf("%-10s not available on this machine, skipped\n", name.c_str());
       continue;
     }
     std::string label, device;
-    std::unique_ptr<Runner> runner = makeRunner(name, scene, label, device);
+    std::unique_ptr<smash::World> world = makeWorld(name, scene, label, device);
     const int steps = static_cast<int>(totalSteps);
-    runner->step();  // warm-up: first-step allocations
-    runner->sync();
+    world->step();  // warm-up: first-step allocations
+    world->synchronize();
     auto t0 = Clock::now();
     for (int s = 1; s < steps; ++s) {
       if (gSignal) {
@@ -757,9 +667,9 @@ int benchmarkCommand(const BenchOptions& o) {
         std::fprintf(stderr, "smash: benchmark stopped by %s; no results written\n", signalName(gSignal));
         return 128 + gSignal;
       }
-      runner->step();
+      world->step();
     }
-    runner->sync();
+    world->synchronize();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     const int timed = std::max(1, steps - 1);
     const double perStep = seconds / timed;
@@ -767,7 +677,7 @@ int benchmarkCommand(const BenchOptions& o) {
     std::printf("%-10s %-40s %10.3f %12.1f %16.4g\n", name.c_str(), device.substr(0, 40).c_str(), 1e3 * perStep,
                 1e3 * perSim, double(particles) / perStep);
     // What the capacities dropped: the timed steps did this work, not more (never silent).
-    const Json counters = runner->counters();
+    const Json counters = countersOf(*world);
     const long long pairsDropped = counters.value("pair_overflow", 0LL), pointsDropped = counters.value("contact_overflow", 0LL);
     if (pairsDropped > 0 || pointsDropped > 0)
       std::printf("%-10s note: dropped %lld candidate body pairs and %lld collider contact points (capacities: "
@@ -906,7 +816,7 @@ int main(int argc, char** argv) {
         throw smash::InputError("--frames: must be a whole number >= 1, got " + std::to_string(bo.frames));
       std::stringstream list(bo.backends);
       for (std::string name; std::getline(list, name, ',');)
-        if (name != "auto" && name != "reference") smash::parseBackend(name);
+        if (name != "auto") smash::parseBackend(name);
       return benchmarkCommand(bo);
     }
     ro.outGiven = run->count("--out") > 0;

@@ -1,5 +1,6 @@
 #include "reference/reference_world.h"
 
+#include "core/error.h"
 #include "core/files.h"
 
 #include <algorithm>
@@ -18,7 +19,8 @@ std::size_t ReferenceWorld::plannedBytes(const Scene& scene) {
   for (const Body& b : scene.bodies) particles += scene.shapes[b.shape].rest.size();
   const std::size_t perBody = sizeof(BodyState) + sizeof(std::size_t) + sizeof(long long) + sizeof(Incident) +
                               sizeof(std::vector<PairContact<double>>) + sizeof(BodyPose);
-  return particles * (2 * sizeof(glm::dvec3) + 2 * sizeof(glm::vec3)) + scene.bodies.size() * perBody;
+  // x and v, their double copies while a run observes them (World::particleStates), and float copies.
+  return particles * (4 * sizeof(glm::dvec3) + 2 * sizeof(glm::vec3)) + scene.bodies.size() * perBody;
 }
 
 ReferenceWorld::ReferenceWorld(Scene scene)
@@ -45,10 +47,6 @@ ReferenceWorld::ReferenceWorld(Scene scene)
   x_.resize(particleOffset_.back());
   v_.resize(particleOffset_.back());
   for (std::size_t b = 0; b < bodies_.size(); ++b) writeParticlesFromBody(b);
-}
-
-void ReferenceWorld::stepFrame() {
-  for (int s = 0; s < scene_.substeps; ++s) step();
 }
 
 void ReferenceWorld::step() {
@@ -146,8 +144,8 @@ std::vector<bool> ReferenceWorld::updateSleep(const std::vector<std::pair<std::s
   return fellAsleep;
 }
 
-std::size_t ReferenceWorld::sleepingBodies() const {
-  std::size_t n = 0;
+std::int64_t ReferenceWorld::sleepingBodies() const {
+  std::int64_t n = 0;
   for (const BodyState& b : bodies_) n += b.asleep ? 1 : 0;
   return n;
 }
@@ -913,6 +911,60 @@ std::vector<BodyPose> ReferenceWorld::poses() const {
   for (std::size_t b = 0; b < bodies_.size(); ++b)
     out.push_back({bodies_[b].centre, glm::quat(orientation(b)), glm::vec3(bodies_[b].velocity),
                    glm::vec3(bodies_[b].angularVelocity)});
+  return out;
+}
+
+std::vector<glm::dquat> ReferenceWorld::orientations() const {
+  std::vector<glm::dquat> out;
+  out.reserve(bodies_.size());
+  for (std::size_t b = 0; b < bodies_.size(); ++b) out.push_back(orientation(b));
+  return out;
+}
+
+void ReferenceWorld::setPoses(const std::vector<BodyPose>& poses) {
+  if (poses.size() != bodies_.size())
+    throw InputError("setPoses: " + std::to_string(poses.size()) + " poses for " + std::to_string(bodies_.size()) +
+                     " bodies");
+  for (std::size_t b = 0; b < poses.size(); ++b) {
+    BodyState& s = bodies_[b];
+    s.centre = poses[b].centre;
+    s.rotation = rotationMatrix(glm::dquat(poses[b].rotation));
+    s.velocity = glm::dvec3(poses[b].velocity);
+    s.angularVelocity = glm::dvec3(poses[b].angularVelocity);
+    s.restSteps = 0;  // a body given a state is awake (math/sleep.h)
+    s.asleep = false;
+    writeParticlesFromBody(b);
+  }
+}
+
+std::vector<std::uint8_t> ReferenceWorld::saveState() const {
+  throw InputError("state files: not available on the reference backend (use cpp, omp or cuda)");
+}
+
+void ReferenceWorld::loadState(const std::vector<std::uint8_t>&, const std::string& source) {
+  throw InputError(source + ": state files are not available on the reference backend (use cpp, omp or cuda)");
+}
+
+std::vector<PairNormalImpulse> ReferenceWorld::lastPairImpulses() const {
+  std::vector<PairNormalImpulse> totals;
+  for (const auto& [pair, points] : previousPairs_) {
+    PairNormalImpulse t{pair.first, pair.second, 0.0, static_cast<int>(points.size())};
+    for (const PairContact<double>& p : points) t.normal += p.lambdaNormal;
+    totals.push_back(t);
+  }
+  for (std::size_t b = 0; b < previousColliderContacts_.size(); ++b) {
+    if (previousColliderContacts_[b].empty()) continue;
+    PairNormalImpulse t{b, SIZE_MAX, 0.0, static_cast<int>(previousColliderContacts_[b].size())};
+    for (const PairContact<double>& p : previousColliderContacts_[b]) t.normal += p.lambdaNormal;
+    totals.push_back(t);
+  }
+  return totals;
+}
+
+std::vector<glm::vec3> ReferenceWorld::particlePositionsRelative() const {
+  std::vector<glm::vec3> out;
+  out.reserve(x_.size());
+  for (const glm::dvec3& x : x_) out.emplace_back(x - origin_);
   return out;
 }
 

@@ -32,33 +32,74 @@ struct BodyState {
   int island = 0;       ///< while asleep: the island it fell asleep with (its least body index)
 };
 
-class ReferenceWorld {
+/// The reference behind World's interface (World::create(Backend::Reference, scene)), so the
+/// command, the benchmarks, the Python module and the tests read it as they read a backend; the
+/// double-precision extras below are for tests of the physics itself.
+class ReferenceWorld final : public World {
  public:
   /// Throws InputError when plannedBytes(scene) exceeds the memory this process can use.
   explicit ReferenceWorld(Scene scene);
 
-  /// Host bytes the world holds for `scene`: per particle x and v in double (48 B) and the float
-  /// copies a run reads back (24 B); per body its state, offsets, incident and contact-list slots.
+  /// Host bytes the world holds for `scene`: per particle x and v in double (48 B), the copies a
+  /// run observes them through (World::particleStates, 48 B) and the float copies it reads back
+  /// (24 B); per body its state, offsets, incident and contact-list slots.
   /// Contact lists themselves (at most max_contacts_per_body per body) are not counted.
   static std::size_t plannedBytes(const Scene& scene);
 
+  // ---- World (world/world.h) -----------------------------------------------------------------
+  Backend backend() const override { return Backend::Reference; }
+  /// One body at a time, serially (the reference has one layout).
+  StepStrategy strategy() const override { return StepStrategy::PerBody; }
+  std::size_t bodyCount() const override { return bodies_.size(); }
+  std::size_t particleCount() const override { return x_.size(); }
   /// One solver step of length scene().stepDt().
-  void step();
-  /// One frame: scene().substeps steps.
-  void stepFrame();
+  void step() override;
+  void synchronize() override {}
+  std::vector<BodyPose> poses() const override;
+  void setPoses(const std::vector<BodyPose>& poses) override;
+  std::vector<glm::vec3> particlePositions() const override;
+  glm::dvec3 origin() const override { return origin_; }
+  std::vector<glm::vec3> particlePositionsRelative() const override;
+  /// Null: the reference holds its particles in double.
+  const float* hostParticleState(bool) const override { return nullptr; }
+  std::vector<glm::vec3> particleVelocities() const override;
+  std::vector<glm::dvec3> particleStates(bool velocity) const override { return velocity ? v_ : x_; }
+  std::vector<glm::dquat> orientations() const override;
+  std::vector<BodyIncident> incidents() const override;
+  std::int64_t stepCount() const override { return steps_; }
+  /// State files are the pipeline's format: refused here (InputError naming `source`).
+  std::vector<std::uint8_t> saveState() const override;
+  void loadState(const std::vector<std::uint8_t>& state, const std::string& source = "state") override;
+  /// Collider contacts dropped by the max_contacts_per_body rule since the start (a body pair's
+  /// points reduce to its manifold: nothing is dropped there).
+  std::int64_t contactOverflow() const override { return contactOverflow_; }
+  /// Broad-phase pairs dropped by the max_pairs_per_body rule since the start.
+  std::int64_t pairOverflow() const override { return pairOverflow_; }
+  /// Body pairs with contact points in the last step.
+  std::int64_t touchingPairs() const override { return static_cast<std::int64_t>(touchingPairs_); }
+  /// Bodies asleep now (math/sleep.h).
+  std::int64_t sleepingBodies() const override;
+  /// The last step's accumulated normal impulses summed per touching pair (a < b, in order), then
+  /// per body in a pair against the colliders.
+  std::vector<PairNormalImpulse> lastPairImpulses() const override;
+  /// No Thrust, no device, no launches, no stage timer: zeros and empty records.
+  long temporaryAllocations() const override { return 0; }
+  std::int64_t stepHostReads() const override { return 0; }
+  std::size_t deviceBytes() const override { return 0; }
+  void setCensus(bool) override {}
+  Census census() const override { return {}; }
+  void setProfiling(bool) override {}
+  StageTimes stageTimes() const override { return {}; }
+  void resetStageTimes() override {}
 
+  // ---- The reference's own, in double ---------------------------------------------------------
+  /// One frame: scene().substeps steps.
+  void stepFrame() { World::stepFrame(scene_.substeps); }
+  using World::stepFrame;
   const Scene& scene() const { return scene_; }
-  std::int64_t stepCount() const { return steps_; }
   double time() const { return static_cast<double>(steps_) * scene_.stepDt(); }
-  std::size_t bodyCount() const { return bodies_.size(); }
   const BodyState& body(std::size_t b) const { return bodies_[b]; }
   glm::dquat orientation(std::size_t b) const;
-
-  /// World's read interface (world/world.h), so the tests and tools read either the same way:
-  /// every body's pose and velocities, every particle's position and velocity, in float.
-  std::vector<BodyPose> poses() const;
-  std::vector<glm::vec3> particlePositions() const;
-  std::vector<glm::vec3> particleVelocities() const;
 
   /// World positions / velocities of the particles of body b.
   std::vector<glm::dvec3> particlePositions(std::size_t b) const;
@@ -74,18 +115,6 @@ class ReferenceWorld {
   double maxParticleSpeed() const;
   /// All positions and velocities finite.
   bool finite() const;
-  /// Bodies the watchdog has flagged, each with its first incident.
-  std::vector<BodyIncident> incidents() const;
-
-  /// Collider contacts dropped by the max_contacts_per_body rule since the start (a body pair's
-  /// points reduce to its manifold: nothing is dropped there).
-  std::int64_t contactOverflow() const { return contactOverflow_; }
-  /// Broad-phase pairs dropped by the max_pairs_per_body rule since the start.
-  std::int64_t pairOverflow() const { return pairOverflow_; }
-  /// Body pairs with contact points in the last step.
-  std::size_t touchingPairs() const { return touchingPairs_; }
-  /// Bodies asleep now (math/sleep.h).
-  std::size_t sleepingBodies() const;
   /// What RunChecks needs after a step.
   StepObservation observation() const;
   /// Last step's contact points with their accumulated impulses (the warm-start state): per

@@ -119,23 +119,6 @@ LcpResult solveContactLcp(std::vector<LcpBody> bodies, const std::vector<LcpCont
   return r;
 }
 
-std::vector<PairNormalImpulse> lastPairImpulses(const ReferenceWorld& world) {
-  std::vector<PairNormalImpulse> totals;
-  for (const auto& [pair, points] : world.lastPairContacts()) {
-    PairNormalImpulse t{pair.first, pair.second, 0.0, static_cast<int>(points.size())};
-    for (const PairContact<double>& p : points) t.normal += p.lambdaNormal;
-    totals.push_back(t);
-  }
-  const auto& colliderContacts = world.lastColliderContacts();
-  for (std::size_t b = 0; b < colliderContacts.size(); ++b) {
-    if (colliderContacts[b].empty()) continue;
-    PairNormalImpulse t{b, SIZE_MAX, 0.0, static_cast<int>(colliderContacts[b].size())};
-    for (const PairContact<double>& p : colliderContacts[b]) t.normal += p.lambdaNormal;
-    totals.push_back(t);
-  }
-  return totals;
-}
-
 std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpResult* report,
                                              std::vector<double>* supports) {
   const Scene& scene = world.scene();
@@ -156,7 +139,7 @@ std::vector<PairNormalImpulse> restingOracle(const ReferenceWorld& world, LcpRes
   auto target = [&](double phi) { return phi > 0 ? -phi / h : 0.0; };
   // The same pairs in the same order as the iterative solver's totals; each contact adds to its
   // pair's entry.
-  std::vector<PairNormalImpulse> totals = lastPairImpulses(world);
+  std::vector<PairNormalImpulse> totals = world.lastPairImpulses();
   std::vector<LcpContact> contacts;
   std::vector<std::size_t> owner;
   auto add = [&](std::size_t entry, const PairContact<double>& p, std::size_t a, std::size_t b) {

@@ -55,10 +55,6 @@ struct LcpResult {
 LcpResult solveContactLcp(std::vector<LcpBody> bodies, const std::vector<LcpContact>& contacts,
                           double tolerance = 1e-10, int maxSweeps = 40000);
 
-/// The iterative solver's impulses of the reference's last step, summed per pair (as
-/// World::lastPairImpulses for a backend).
-std::vector<PairNormalImpulse> lastPairImpulses(const ReferenceWorld& world);
-
 /// The oracle for `world`'s next step: its last step's contact points (pairs and collider
 /// contacts of bodies in pairs), its bodies' velocities after the next step's gravity and
 /// damping, targets 0 for touching points and −φ/h for speculative ones; solved by

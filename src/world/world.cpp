@@ -19,6 +19,7 @@
 #include "math/sdf.h"
 #include "pipeline/backends.h"
 #include "pipeline/step_kernels.h"
+#include "reference/reference_world.h"
 
 namespace smash {
 
@@ -30,6 +31,8 @@ const char* backendName(Backend b) {
       return "omp";
     case Backend::Cuda:
       return "cuda";
+    case Backend::Reference:
+      return "reference";
   }
   return "?";
 }
@@ -50,7 +53,8 @@ Backend parseBackend(const std::string& name) {
   if (name == "cpp") return Backend::Cpp;
   if (name == "omp") return Backend::Omp;
   if (name == "cuda") return Backend::Cuda;
-  throw InputError("backend: '" + name + "' is not one of 'cpp', 'omp', 'cuda'");
+  if (name == "reference") return Backend::Reference;
+  throw InputError("backend: '" + name + "' is not one of 'cpp', 'omp', 'cuda', 'reference'");
 }
 
 bool backendAvailable(Backend b) {
@@ -73,7 +77,7 @@ std::string backendDevice(Backend backend) {
       cpu = line.substr(line.find(':') + 2);
       break;
     }
-  const long threads = backend == Backend::Cpp ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+  const long threads = backend == Backend::Cpp || backend == Backend::Reference ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
   return cpu + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
@@ -101,6 +105,8 @@ std::unique_ptr<World> createUnchecked(Backend backend, const Scene& scene, Step
 #else
       throw InputError("backend cuda: this build has no CUDA support (nvcc was not found)");
 #endif
+    case Backend::Reference:
+      return std::make_unique<ReferenceWorld>(scene);
   }
   throw InputError("backend: unknown");
 }
@@ -113,6 +119,10 @@ MemoryPlan planMemory(Backend backend, const Scene& scene, StepStrategy strategy
   // peak; the host also holds, while observing for the checks, every particle's position and
   // velocity in float and widened to double (72 bytes per particle).
   MemoryPlan plan;
+  if (backend == Backend::Reference) {
+    plan.host = ReferenceWorld::plannedBytes(scene);
+    return plan;
+  }
   const std::size_t buffers = pipeline::backendBytes(
       scene, strategy == StepStrategy::Auto && backend == Backend::Cuda ? StepStrategy::PerParticle : strategy);
   std::size_t particles = 0;
@@ -235,26 +245,58 @@ void loadStateFile(World& world, const std::string& path) {
   world.loadState(bytes, path);
 }
 
+std::vector<glm::dvec3> World::particleStates(bool velocity) const {
+  const std::vector<glm::vec3> f = velocity ? particleVelocities() : particlePositionsRelative();
+  const glm::dvec3 o = velocity ? glm::dvec3(0.0) : origin();
+  std::vector<glm::dvec3> out(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) out[i] = o + glm::dvec3(f[i]);
+  return out;
+}
+
+std::vector<glm::dquat> World::orientations() const {
+  std::vector<glm::dquat> out;
+  for (const BodyPose& p : poses()) out.push_back(glm::dquat(p.rotation));
+  return out;
+}
+
 StepObservation observe(const World& world, const Scene& scene, std::int64_t step) {
-  auto widen = [](const std::vector<glm::vec3>& v) { return std::vector<glm::dvec3>(v.begin(), v.end()); };
   // Positions in double from the backend's relative floats: far from the origin the float world
   // coordinates would round penetration depths and bounds to millimetres.
-  std::vector<glm::dvec3> x = widen(world.particlePositionsRelative());
-  const glm::dvec3 o = world.origin();
-  for (glm::dvec3& p : x) p += o;
-  return observeParticles(step, x, widen(world.particleVelocities()), scene.colliders);
+  return observeParticles(step, world.particleStates(false), world.particleStates(true), scene.colliders);
 }
 
 double kineticEnergy(const World& world, const Scene& scene) {
-  std::vector<glm::vec3> v = world.particleVelocities();
+  const std::vector<glm::dvec3> v = world.particleStates(true);
   double e = 0;
   std::size_t k = 0;
   for (const Body& b : scene.bodies)
     for (double m : scene.shapes[b.shape].mass) {
-      e += 0.5 * m * glm::dot(glm::dvec3(v[k]), glm::dvec3(v[k]));
+      e += 0.5 * m * glm::dot(v[k], v[k]);
       ++k;
     }
   return e;
+}
+
+double maxParticleSpeed(const World& world) {
+  double s = 0;
+  for (const glm::dvec3& v : world.particleStates(true)) s = std::max(s, glm::length(v));
+  return s;
+}
+
+BodyPenetration deepestBodyPenetration(const Scene& scene, const World& world) {
+  std::vector<glm::dvec3> centres;
+  for (const BodyPose& p : world.poses()) centres.push_back(p.centre);
+  return deepestBodyPenetration(scene, centres, world.orientations());
+}
+
+BodyPenetration deepestBodyPenetration(const Scene& scene, const std::vector<BodyPose>& poses) {
+  std::vector<glm::dvec3> centres;
+  std::vector<glm::dquat> rotations;
+  for (const BodyPose& p : poses) {
+    centres.push_back(p.centre);
+    rotations.push_back(glm::dquat(p.rotation));
+  }
+  return deepestBodyPenetration(scene, centres, rotations);
 }
 
 }  // namespace smash

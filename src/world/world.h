@@ -27,7 +27,9 @@
 
 namespace smash {
 
-enum class Backend { Cpp, Omp, Cuda };
+/// Cpp, Omp and Cuda run the pipeline (kernels/pipeline) in float; Reference is the serial
+/// double-precision oracle (src/reference/reference_world.h) behind the same interface.
+enum class Backend { Cpp, Omp, Cuda, Reference };
 
 /// How a step is laid out on the backend. Both run the same per-particle functions.
 enum class StepStrategy {
@@ -38,9 +40,9 @@ enum class StepStrategy {
 
 const char* backendName(Backend b);
 const char* strategyName(StepStrategy s);
-/// Parses "cpp", "omp" or "cuda"; throws InputError otherwise.
+/// Parses "cpp", "omp", "cuda" or "reference"; throws InputError otherwise.
 Backend parseBackend(const std::string& name);
-/// Compiled in, and (for CUDA) a device present.
+/// Compiled in, and (for CUDA) a device present; the reference always is.
 bool backendAvailable(Backend b);
 
 struct BodyPose {
@@ -94,6 +96,7 @@ struct PairNormalImpulse {
 class World {
  public:
   /// Throws InputError when the backend is not available (not compiled, or no device).
+  /// Backend::Reference gives the double-precision reference (it ignores `strategy`).
   static std::unique_ptr<World> create(Backend backend, const Scene& scene,
                                        StepStrategy strategy = StepStrategy::Auto);
   virtual ~World() = default;
@@ -130,6 +133,12 @@ class World {
   /// and loadState write into it) — and null on CUDA (device memory).
   virtual const float* hostParticleState(bool velocity) const = 0;
   virtual std::vector<glm::vec3> particleVelocities() const = 0;
+  /// Particle positions in world coordinates (origin() + the relative floats, added in double) or
+  /// velocities, widened to double; the reference gives its own doubles unrounded.
+  virtual std::vector<glm::dvec3> particleStates(bool velocity) const;
+  /// Every body's orientation in double: the poses' float quaternions widened; the reference
+  /// gives its own unrounded.
+  virtual std::vector<glm::dquat> orientations() const;
 
   /// Bodies the watchdog has flagged, each with its first incident (a copy from the backend).
   virtual std::vector<BodyIncident> incidents() const = 0;
@@ -190,12 +199,20 @@ void loadStateFile(World& world, const std::string& path);
 /// `bytes` followed by the state file's checksum trailer (the file format, for tests and tools).
 std::vector<std::uint8_t> withStateChecksum(std::vector<std::uint8_t> bytes);
 
-/// What RunChecks needs, computed on the host from the backend's particles (a copy: for runners
-/// and tests, not for benchmarks). `step` is the caller's step count.
+/// What RunChecks needs, computed on the host from particleStates (a copy: for runners and
+/// tests, not for benchmarks). `step` is the caller's step count.
 StepObservation observe(const World& world, const Scene& scene, std::int64_t step);
 
-/// Σ ½ m ‖v‖² of all particles, on the host.
+/// Σ ½ m ‖v‖² of all particles, on the host, from particleStates.
 double kineticEnergy(const World& world, const Scene& scene);
+/// The fastest particle's speed, from particleStates.
+double maxParticleSpeed(const World& world);
+
+/// The deepest body–body penetration of the world's poses now (run_checks.h
+/// deepestBodyPenetration, from the centres and orientations()).
+BodyPenetration deepestBodyPenetration(const Scene& scene, const World& world);
+/// The same from recorded poses (their float rotations).
+BodyPenetration deepestBodyPenetration(const Scene& scene, const std::vector<BodyPose>& poses);
 
 /// What a backend runs on, for reports: the GPU's name, or the CPU model and thread count.
 std::string backendDevice(Backend backend);
