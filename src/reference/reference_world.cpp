@@ -498,230 +498,275 @@ SolverBody<double> ReferenceWorld::solverBody(std::size_t b, int split) const {
   return s;
 }
 
+// physics.md §6–7 for every body at once, in the stages the backends run it (device_world.inl
+// bodyContactPhase), each a member below so a parity review reads them side by side.
 std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllContacts(const std::vector<BodyState>& start) {
-  const std::size_t n = bodies_.size();
   const SolverSettings& solver = scene_.solver;
-  const bool withColliders = solver.contact == ContactModel::Impulse &&
-                                (solver.collideAfter || solver.method == Method::Impulse);
-  const double h = scene_.stepDt();
-
-  // Narrow phase: the contact points of each candidate pair; keep the pairs that touch.
-  std::vector<Pair> pairs;
+  ContactSolve s;
+  s.withColliders = solver.contact == ContactModel::Impulse && (solver.collideAfter || solver.method == Method::Impulse);
   const std::vector<std::pair<std::size_t, std::size_t>> candidates = broadPhase();
+  narrowPhase(s, candidates, start);
+  if (sleep_.enabled) wakeTouchedIslands(s, candidates, start);
+  prepareBodies(s, start);
+  preparePairs(s, start);
+  for (int iteration = 0; iteration < solver.contactIterations; ++iteration) solveRound(s);
+  shockVelocities(s);
+  // This step's contacts with their impulses: the next step's warm start.
+  previousPairs_.clear();
+  for (const Pair& pair : s.pairs) previousPairs_[{pair.a, pair.b}] = pair.contacts;
+  for (std::size_t b = 0; b < bodies_.size(); ++b) previousColliderContacts_[b] = s.colliderContacts[b];
+  finishPairBodies(s, start);
+  shockPositions(s);
+  std::vector<std::pair<std::size_t, std::size_t>> touching;
+  touching.reserve(s.pairs.size());
+  for (const Pair& pair : s.pairs) touching.emplace_back(pair.a, pair.b);
+  return touching;
+}
+
+bool ReferenceWorld::ContactSolve::carried(std::size_t p, std::size_t b) const {
+  const bool isA = pairs[p].a == b;
+  const std::size_t o = isA ? pairs[p].b : pairs[p].a;
+  return level[b] != kNoLevel && support[p] == (isA ? 1 : -1) && level[o] < level[b];
+}
+
+SolverBody<double> ReferenceWorld::solverBodyMoving(std::size_t b, const BodyState& with) const {
+  SolverBody<double> s = solverBody(b, 1);
+  s.v = with.velocity;
+  s.w = with.angularVelocity;
+  return s;
+}
+
+// Narrow phase (PairContactsOf, or the wide NarrowChunkRanks + PairManifold): the contact points
+// of each candidate pair; the pairs that touch are kept.
+void ReferenceWorld::narrowPhase(ContactSolve& s, const std::vector<std::pair<std::size_t, std::size_t>>& candidates,
+                                 const std::vector<BodyState>& start) {
   for (const auto& [a, b] : candidates) {
     if (bodies_[a].asleep && bodies_[b].asleep) continue;  // not tested (math/sleep.h)
     Pair pair{a, b, {}};
     gatherPairContacts(pair, start);
-    if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
+    if (!pair.contacts.empty()) s.pairs.push_back(std::move(pair));
   }
-  // A sleeping island touched by a body that wakes others (awake at the step's start and not yet
-  // at rest for the sleep time) wakes whole before the solve, integrated from its poses at rest
-  // as an awake body (wakeIntegrate), and the pairs inside it are tested now (math/sleep.h; the
-  // backends' MarkTouchedIslands, WakeIslands, WokenPairContacts).
-  if (sleep_.enabled) {
-    auto wakesOthers = [&](std::size_t o) { return !start[o].asleep && start[o].restSteps < sleep_.steps; };
-    std::vector<char> touchedIsland(n, 0);
-    for (const Pair& pair : pairs) {
-      if (bodies_[pair.a].asleep && wakesOthers(pair.b)) touchedIsland[static_cast<std::size_t>(bodies_[pair.a].island)] = 1;
-      if (bodies_[pair.b].asleep && wakesOthers(pair.a)) touchedIsland[static_cast<std::size_t>(bodies_[pair.b].island)] = 1;
-    }
-    for (BodyState& body : bodies_)
-      if (body.asleep && touchedIsland[static_cast<std::size_t>(body.island)]) {
-        body.asleep = false;
-        body.restSteps = 0;
-        wakeIntegrate(body.velocity, body.centre, scene_.gravity, scene_.linearDamping, h);
-      }
-    bool added = false;
-    for (const auto& [a, b] : candidates)
-      if (start[a].asleep && start[b].asleep && !(bodies_[a].asleep && bodies_[b].asleep)) {
-        Pair pair{a, b, {}};
-        gatherPairContacts(pair, start);
-        if (!pair.contacts.empty()) pairs.push_back(std::move(pair));
-        added = true;
-      }
-    if (added)  // pair order, as the backends' sorted keys
-      std::sort(pairs.begin(), pairs.end(),
-                [](const Pair& x, const Pair& y) { return std::make_pair(x.a, x.b) < std::make_pair(y.a, y.b); });
-  }
-  touchingPairs_ = pairs.size();
-  // Which pairs each body is in (in pair order, which is sorted by (a, b)).
-  std::vector<std::vector<std::size_t>> pairsOf(n);
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    // A sleeping body is in no pair of its own: static for its partners (math/sleep.h).
-    if (!bodies_[pairs[p].a].asleep) pairsOf[pairs[p].a].push_back(p);
-    if (!bodies_[pairs[p].b].asleep) pairsOf[pairs[p].b].push_back(p);
-  }
+}
 
-  // Bodies no pair touches: the single-body contact path, exactly as without body contacts.
-  // The others gather their collider contacts as one more "pair" against a static body.
-  std::vector<std::vector<PairContact<double>>> colliderContacts(n);
-  std::vector<int> split(n, 0);
+// Sleep (MarkTouchedIslands, WakeIslands, WokenPairContacts): a sleeping island touched by a body
+// that wakes others (awake at the step's start and not yet at rest for the sleep time) wakes whole
+// before the solve, integrated from its poses at rest as an awake body (wakeIntegrate), and the
+// pairs inside it are tested now (math/sleep.h).
+void ReferenceWorld::wakeTouchedIslands(ContactSolve& s,
+                                        const std::vector<std::pair<std::size_t, std::size_t>>& candidates,
+                                        const std::vector<BodyState>& start) {
+  const double h = scene_.stepDt();
+  auto wakesOthers = [&](std::size_t o) { return !start[o].asleep && start[o].restSteps < sleep_.steps; };
+  std::vector<char> touchedIsland(bodies_.size(), 0);
+  for (const Pair& pair : s.pairs) {
+    if (bodies_[pair.a].asleep && wakesOthers(pair.b)) touchedIsland[static_cast<std::size_t>(bodies_[pair.a].island)] = 1;
+    if (bodies_[pair.b].asleep && wakesOthers(pair.a)) touchedIsland[static_cast<std::size_t>(bodies_[pair.b].island)] = 1;
+  }
+  for (BodyState& body : bodies_)
+    if (body.asleep && touchedIsland[static_cast<std::size_t>(body.island)]) {
+      body.asleep = false;
+      body.restSteps = 0;
+      wakeIntegrate(body.velocity, body.centre, scene_.gravity, scene_.linearDamping, h);
+    }
+  bool added = false;
+  for (const auto& [a, b] : candidates)
+    if (start[a].asleep && start[b].asleep && !(bodies_[a].asleep && bodies_[b].asleep)) {
+      Pair pair{a, b, {}};
+      gatherPairContacts(pair, start);
+      if (!pair.contacts.empty()) s.pairs.push_back(std::move(pair));
+      added = true;
+    }
+  if (added)  // pair order, as the backends' sorted keys
+    std::sort(s.pairs.begin(), s.pairs.end(),
+              [](const Pair& x, const Pair& y) { return std::make_pair(x.a, x.b) < std::make_pair(y.a, y.b); });
+}
+
+// PrepareBodies: which pairs each body is in (the incidences, in pair order); a body no pair
+// touches takes the single-body contact path, exactly as without body contacts; one in a pair
+// gathers its collider contacts as one more "pair" against a static body, and splits its mass
+// over its pairs and that one.
+void ReferenceWorld::prepareBodies(ContactSolve& s, const std::vector<BodyState>& start) {
+  const std::size_t n = bodies_.size();
+  touchingPairs_ = s.pairs.size();
+  s.pairsOf.assign(n, {});
+  for (std::size_t p = 0; p < s.pairs.size(); ++p) {
+    // A sleeping body is in no pair of its own: static for its partners (math/sleep.h).
+    if (!bodies_[s.pairs[p].a].asleep) s.pairsOf[s.pairs[p].a].push_back(p);
+    if (!bodies_[s.pairs[p].b].asleep) s.pairsOf[s.pairs[p].b].push_back(p);
+  }
+  s.colliderContacts.assign(n, {});
+  s.split.assign(n, 0);
   for (std::size_t b = 0; b < n; ++b) {
     if (bodies_[b].asleep) continue;  // static for its partners, nothing of its own to solve
-    if (pairsOf[b].empty()) {
-      if (withColliders) resolveBodyContacts(b, start[b], true);
+    if (s.pairsOf[b].empty()) {
+      if (s.withColliders) resolveBodyContacts(b, start[b], true);
       continue;
     }
-    if (withColliders)  // every collider contact: no manifold for a body in a pile (reduceToManifold)
+    if (s.withColliders)  // every collider contact: no manifold for a body in a pile (reduceToManifold)
       for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
-        gatherContacts(b, start[b], static_cast<int>(k), colliderContacts[b]);
-    split[b] = static_cast<int>(pairsOf[b].size()) + (colliderContacts[b].empty() ? 0 : 1);
+        gatherContacts(b, start[b], static_cast<int>(k), s.colliderContacts[b]);
+    s.split[b] = static_cast<int>(s.pairsOf[b].size()) + (s.colliderContacts[b].empty() ? 0 : 1);
   }
+}
 
-  // Targets from the velocities before the solve, restitution from those at the step's start.
+// PreparePairs and the warm start (SweepCollidersAndApply, warm start): targets from the
+// velocities before the solve, restitution from those at the step's start; last step's impulses
+// of the same contacts applied; each contact's response for the rounds' split masses
+// (contact_solver.h prepareResponse).
+void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>& start) {
+  const std::size_t n = bodies_.size();
+  const double h = scene_.stepDt();
   const SolverBody<double> fixed;  // a static collider
-  auto atStart = [&](std::size_t b) {
-    SolverBody<double> s = solverBody(b, 1);
-    s.v = start[b].velocity;
-    s.w = start[b].angularVelocity;
-    return s;
-  };
   auto materialOf = [&](std::size_t b) { return scene_.materials[scene_.bodies[b].material]; };
-  std::vector<ContactMaterial<double>> pairMaterial(pairs.size());
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    const Material& ma = materialOf(pairs[p].a);
-    const Material& mb = materialOf(pairs[p].b);
-    pairMaterial[p] = mixMaterials(ma.restitution, ma.friction, mb.restitution, mb.friction,
-                                   solver.restitutionThreshold);
-    contactTargets(atStart(pairs[p].a), atStart(pairs[p].b), solverBody(pairs[p].a, 1), solverBody(pairs[p].b, 1),
-                   pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), pairMaterial[p], h, true);
+  s.pairMaterial.resize(s.pairs.size());
+  for (std::size_t p = 0; p < s.pairs.size(); ++p) {
+    Pair& pair = s.pairs[p];
+    const Material& ma = materialOf(pair.a);
+    const Material& mb = materialOf(pair.b);
+    s.pairMaterial[p] = mixMaterials(ma.restitution, ma.friction, mb.restitution, mb.friction,
+                                     scene_.solver.restitutionThreshold);
+    contactTargets(solverBodyMoving(pair.a, start[pair.a]), solverBodyMoving(pair.b, start[pair.b]),
+                   solverBody(pair.a, 1), solverBody(pair.b, 1), pair.contacts.data(),
+                   static_cast<int>(pair.contacts.size()), s.pairMaterial[p], h, true);
   }
   for (std::size_t b = 0; b < n; ++b)
-    if (!colliderContacts[b].empty())
-      contactTargets(atStart(b), fixed, solverBody(b, 1), fixed, colliderContacts[b].data(),
-                     static_cast<int>(colliderContacts[b].size()), contactMaterial(b), h, true);
+    if (!s.colliderContacts[b].empty())
+      contactTargets(solverBodyMoving(b, start[b]), fixed, solverBody(b, 1), fixed, s.colliderContacts[b].data(),
+                     static_cast<int>(s.colliderContacts[b].size()), contactMaterial(b), h, true);
 
-  // Jacobi over pairs with mass splitting, Gauss–Seidel within a pair (contact_solver.h).
-  const std::vector<BodyState> predicted = bodies_;
-  std::vector<PairImpulse<double>> onA(pairs.size()), onB(pairs.size()), onBody(n);
-  // Adds each body's share of this round's pair and collider impulses to its velocities.
-  auto applyRound = [&] {
-    for (std::size_t b = 0; b < n; ++b) {
-      if (pairsOf[b].empty()) continue;
-      PairImpulse<double> sum = onBody[b];
-      for (std::size_t p : pairsOf[b]) {
-        const PairImpulse<double>& j = pairs[p].a == b ? onA[p] : onB[p];
-        sum.linear += j.linear;
-        sum.angular += j.angular;
-      }
-      const SolverBody<double> unsplit = solverBody(b, 1);
-      bodies_[b].velocity += unsplit.invMass * sum.linear;
-      bodies_[b].angularVelocity += unsplit.invInertia * sum.angular;
-    }
-  };
-  // Warm start from last step's impulses of the same contacts.
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    onA[p] = onB[p] = PairImpulse<double>{};
-    auto it = previousPairs_.find({pairs[p].a, pairs[p].b});
+  s.predicted = bodies_;
+  s.onA.assign(s.pairs.size(), {});
+  s.onB.assign(s.pairs.size(), {});
+  s.onBody.assign(n, {});
+  for (std::size_t p = 0; p < s.pairs.size(); ++p) {
+    auto it = previousPairs_.find({s.pairs[p].a, s.pairs[p].b});
     if (it == previousPairs_.end()) continue;
-    for (PairContact<double>& c : pairs[p].contacts) {
+    for (PairContact<double>& c : s.pairs[p].contacts) {
       const glm::dvec3 j = warmStart(c, it->second.data(), static_cast<int>(it->second.size()),
-                                     pairMaterial[p].friction);
-      onA[p].linear += j;
-      onA[p].angular += glm::cross(c.ra, j);
-      onB[p].linear -= j;
-      onB[p].angular -= glm::cross(c.rb, j);
+                                     s.pairMaterial[p].friction);
+      s.onA[p].linear += j;
+      s.onA[p].angular += glm::cross(c.ra, j);
+      s.onB[p].linear -= j;
+      s.onB[p].angular -= glm::cross(c.rb, j);
     }
   }
   previousColliderContacts_.resize(n);
   for (std::size_t b = 0; b < n; ++b) {
-    onBody[b] = PairImpulse<double>{};
     const auto& previous = previousColliderContacts_[b];
-    for (PairContact<double>& c : colliderContacts[b]) {
+    for (PairContact<double>& c : s.colliderContacts[b]) {
       const glm::dvec3 j = warmStart(c, previous.data(), static_cast<int>(previous.size()),
                                      contactMaterial(b).friction);
-      onBody[b].linear += j;
-      onBody[b].angular += glm::cross(c.ra, j);
+      s.onBody[b].linear += j;
+      s.onBody[b].angular += glm::cross(c.ra, j);
     }
   }
-  applyRound();
-  // Each contact's response for the rounds' split masses (contact_solver.h, prepareResponse).
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    const SolverBody<double> b = solverBody(pairs[p].b, split[pairs[p].b]);
-    prepareResponse(solverBody(pairs[p].a, split[pairs[p].a]), &b, pairs[p].contacts.data(),
-                    static_cast<int>(pairs[p].contacts.size()));
+  applyRound(s);
+  for (std::size_t p = 0; p < s.pairs.size(); ++p) {
+    const SolverBody<double> b = solverBody(s.pairs[p].b, s.split[s.pairs[p].b]);
+    prepareResponse(solverBody(s.pairs[p].a, s.split[s.pairs[p].a]), &b, s.pairs[p].contacts.data(),
+                    static_cast<int>(s.pairs[p].contacts.size()));
   }
   for (std::size_t b = 0; b < n; ++b)
-    if (!colliderContacts[b].empty())
-      prepareResponse<double>(solverBody(b, split[b]), nullptr, colliderContacts[b].data(),
-                              static_cast<int>(colliderContacts[b].size()));
-  for (int iteration = 0; iteration < solver.contactIterations; ++iteration) {
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      SolverBody<double> a = solverBody(pairs[p].a, split[pairs[p].a]);
-      SolverBody<double> b = solverBody(pairs[p].b, split[pairs[p].b]);
-      onA[p] = onB[p] = PairImpulse<double>{};
-      for (int sweep = 0; sweep < solver.pairSweeps; ++sweep)
-        pairSweep(a, b, pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()),
-                  pairMaterial[p].friction, onA[p], onB[p]);
-    }
-    for (std::size_t b = 0; b < n; ++b) {
-      onBody[b] = PairImpulse<double>{};
-      if (colliderContacts[b].empty()) continue;
-      SolverBody<double> self = solverBody(b, split[b]);
-      sweepColliderContacts(self, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
-                            contactMaterial(b).friction, &onBody[b]);
-    }
-    applyRound();
-  }
+    if (!s.colliderContacts[b].empty())
+      prepareResponse<double>(solverBody(b, s.split[b]), nullptr, s.colliderContacts[b].data(),
+                              static_cast<int>(s.colliderContacts[b].size()));
+}
 
-  // Shock propagation (contact_solver.h): levels by contact-graph distance from the colliders,
-  // then each level's bodies against the colliders (level 0) or their lower neighbours, static.
-  const double g = glm::length(scene_.gravity);
-  const int levels = withColliders && g > 0 ? solver.shockLevels : 0;
-  const glm::dvec3 up = g > 0 ? -scene_.gravity / g : glm::dvec3(0.0);
-  std::vector<int> level(n, kNoLevel), support(pairs.size(), 0);
-  for (std::size_t b = 0; b < n && levels > 0; ++b)
-    if (bodies_[b].asleep || restsOnCollider(colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()), up)) level[b] = 0;
-  for (std::size_t p = 0; p < pairs.size() && levels > 0; ++p)
-    support[p] = pairSupport(pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), up);
-  for (int k = 1; k < levels; ++k)  // breadth first, one level per pass, as the backends relax
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      const std::size_t a = pairs[p].a, b = pairs[p].b;
-      if (support[p] == -1 && level[a] == k - 1 && level[b] == kNoLevel) level[b] = k;
-      if (support[p] == 1 && level[b] == k - 1 && level[a] == kNoLevel) level[a] = k;
+// Adds each body's share of this round's pair and collider impulses to its velocities (the
+// "Apply" of SweepCollidersAndApply).
+void ReferenceWorld::applyRound(const ContactSolve& s) {
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    if (s.pairsOf[b].empty()) continue;
+    PairImpulse<double> sum = s.onBody[b];
+    for (std::size_t p : s.pairsOf[b]) {
+      const PairImpulse<double>& j = s.pairs[p].a == b ? s.onA[p] : s.onB[p];
+      sum.linear += j.linear;
+      sum.angular += j.angular;
     }
-  auto carried = [&](std::size_t p, std::size_t b) {  // pair p carries body b: b rests on a lower one
-    const bool isA = pairs[p].a == b;
-    const std::size_t o = isA ? pairs[p].b : pairs[p].a;
-    return level[b] != kNoLevel && support[p] == (isA ? 1 : -1) && level[o] < level[b];
-  };
-  for (int k = 0; k < levels; ++k)
+    const SolverBody<double> unsplit = solverBody(b, 1);
+    bodies_[b].velocity += unsplit.invMass * sum.linear;
+    bodies_[b].angularVelocity += unsplit.invInertia * sum.angular;
+  }
+}
+
+// One round (SweepPairContacts, SweepCollidersAndApply): Jacobi over pairs with mass splitting,
+// Gauss–Seidel within a pair (contact_solver.h).
+void ReferenceWorld::solveRound(ContactSolve& s) {
+  for (std::size_t p = 0; p < s.pairs.size(); ++p) {
+    SolverBody<double> a = solverBody(s.pairs[p].a, s.split[s.pairs[p].a]);
+    SolverBody<double> b = solverBody(s.pairs[p].b, s.split[s.pairs[p].b]);
+    s.onA[p] = s.onB[p] = PairImpulse<double>{};
+    for (int sweep = 0; sweep < scene_.solver.pairSweeps; ++sweep)
+      pairSweep(a, b, s.pairs[p].contacts.data(), static_cast<int>(s.pairs[p].contacts.size()),
+                s.pairMaterial[p].friction, s.onA[p], s.onB[p]);
+  }
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    s.onBody[b] = PairImpulse<double>{};
+    if (s.colliderContacts[b].empty()) continue;
+    SolverBody<double> self = solverBody(b, s.split[b]);
+    sweepColliderContacts(self, s.colliderContacts[b].data(), static_cast<int>(s.colliderContacts[b].size()),
+                          contactMaterial(b).friction, &s.onBody[b]);
+  }
+  applyRound(s);
+}
+
+// Shock propagation of velocities (PairSupports, ShockLevels, ShockVelocities; contact_solver.h):
+// levels by contact-graph distance from the colliders, then each level's bodies against the
+// colliders (level 0) or their lower neighbours, static.
+void ReferenceWorld::shockVelocities(ContactSolve& s) {
+  const std::size_t n = bodies_.size();
+  const double h = scene_.stepDt();
+  const double g = glm::length(scene_.gravity);
+  s.levels = s.withColliders && g > 0 ? scene_.solver.shockLevels : 0;
+  const glm::dvec3 up = g > 0 ? -scene_.gravity / g : glm::dvec3(0.0);
+  s.level.assign(n, kNoLevel);
+  s.support.assign(s.pairs.size(), 0);
+  for (std::size_t b = 0; b < n && s.levels > 0; ++b)
+    if (bodies_[b].asleep ||
+        restsOnCollider(s.colliderContacts[b].data(), static_cast<int>(s.colliderContacts[b].size()), up))
+      s.level[b] = 0;
+  for (std::size_t p = 0; p < s.pairs.size() && s.levels > 0; ++p)
+    s.support[p] = pairSupport(s.pairs[p].contacts.data(), static_cast<int>(s.pairs[p].contacts.size()), up);
+  for (int k = 1; k < s.levels; ++k)  // breadth first, one level per pass, as the backends relax
+    for (std::size_t p = 0; p < s.pairs.size(); ++p) {
+      const std::size_t a = s.pairs[p].a, b = s.pairs[p].b;
+      if (s.support[p] == -1 && s.level[a] == k - 1 && s.level[b] == kNoLevel) s.level[b] = k;
+      if (s.support[p] == 1 && s.level[b] == k - 1 && s.level[a] == kNoLevel) s.level[a] = k;
+    }
+  const SolverBody<double> fixed;  // a static collider
+  for (int k = 0; k < s.levels; ++k)
     for (std::size_t b = 0; b < n; ++b) {
-      if (level[b] != k || bodies_[b].asleep) continue;  // a sleeping body carries, as a collider
+      if (s.level[b] != k || bodies_[b].asleep) continue;  // a sleeping body carries, as a collider
       SolverBody<double> self = solverBody(b, 1);
       const SolverBody<double> before = self;
       PairImpulse<double> onSelf;
-      auto predictedBody = [&](std::size_t i) {
-        SolverBody<double> s = solverBody(i, 1);
-        s.v = predicted[i].velocity;
-        s.w = predicted[i].angularVelocity;
-        return s;
-      };
       // Targets, and the responses for the body alone (its carriers static), of the contacts
       // this pass owns.
       if (k == 0) {
-        const int count = static_cast<int>(colliderContacts[b].size());
-        shockTargets(predictedBody(b), fixed, self, fixed, colliderContacts[b].data(), count, h, true);
-        prepareResponse<double>(self, nullptr, colliderContacts[b].data(), count);
+        const int count = static_cast<int>(s.colliderContacts[b].size());
+        shockTargets(solverBodyMoving(b, s.predicted[b]), fixed, self, fixed, s.colliderContacts[b].data(), count, h,
+                     true);
+        prepareResponse<double>(self, nullptr, s.colliderContacts[b].data(), count);
       }
-      for (std::size_t p : pairsOf[b])
-        if (carried(p, b)) {
-          const int count = static_cast<int>(pairs[p].contacts.size());
-          shockTargets(predictedBody(pairs[p].a), predictedBody(pairs[p].b), solverBody(pairs[p].a, 1),
-                       solverBody(pairs[p].b, 1), pairs[p].contacts.data(), count, h, false);
-          prepareResponse<double>(self, nullptr, pairs[p].contacts.data(), count, pairs[p].a == b);
+      for (std::size_t p : s.pairsOf[b])
+        if (s.carried(p, b)) {
+          const Pair& pair = s.pairs[p];
+          const int count = static_cast<int>(pair.contacts.size());
+          shockTargets(solverBodyMoving(pair.a, s.predicted[pair.a]), solverBodyMoving(pair.b, s.predicted[pair.b]),
+                       solverBody(pair.a, 1), solverBody(pair.b, 1), s.pairs[p].contacts.data(), count, h, false);
+          prepareResponse<double>(self, nullptr, s.pairs[p].contacts.data(), count, pair.a == b);
         }
       const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
       for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
         const SolverBody<double> last = self;
         if (k == 0)
-          sweepColliderContacts(self, colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
+          sweepColliderContacts(self, s.colliderContacts[b].data(), static_cast<int>(s.colliderContacts[b].size()),
                                 contactMaterial(b).friction, &onSelf);
-        for (std::size_t p : pairsOf[b]) {
-          if (!carried(p, b)) continue;
-          const std::size_t o = pairs[p].a == b ? pairs[p].b : pairs[p].a;
-          sweepAgainstCarrier(self, solverBody(o, 1), pairs[p].a == b, pairs[p].contacts.data(),
-                              static_cast<int>(pairs[p].contacts.size()), pairMaterial[p].friction, onSelf);
+        for (std::size_t p : s.pairsOf[b]) {
+          if (!s.carried(p, b)) continue;
+          const std::size_t o = s.pairs[p].a == b ? s.pairs[p].b : s.pairs[p].a;
+          sweepAgainstCarrier(self, solverBody(o, 1), s.pairs[p].a == b, s.pairs[p].contacts.data(),
+                              static_cast<int>(s.pairs[p].contacts.size()), s.pairMaterial[p].friction, onSelf);
         }
         if (sweepSettled(last, self, radius)) break;
       }
@@ -729,66 +774,69 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
       bodies_[b].velocity = self.v;
       bodies_[b].angularVelocity = self.w;
     }
-  previousPairs_.clear();
-  for (const Pair& pair : pairs) previousPairs_[{pair.a, pair.b}] = pair.contacts;
-  for (std::size_t b = 0; b < n; ++b) previousColliderContacts_[b] = colliderContacts[b];
+}
 
-  // The predicted pose moved with the velocity before the solve; move it with the velocity
-  // change as well, so contacts act before the position update (semi-implicit Euler): a resting
-  // body's fall under gravity during the prediction is taken back here, not left as penetration.
+// FinishPairBodies: the predicted pose moved with the velocity before the solve; it moves with the
+// velocity change as well, so contacts act before the position update (semi-implicit Euler: a
+// resting body's fall under gravity during the prediction is taken back here, not left as
+// penetration), and a bounce on a collider places the body. Then positions: each pair separates
+// its deepest point (beyond the slop) along that point's normal, shared by inverse mass; a body
+// in several pairs moves by the average of its shares (mass splitting again). Then the collider
+// push-out, which has the last word.
+void ReferenceWorld::finishPairBodies(const ContactSolve& s, const std::vector<BodyState>& start) {
+  const std::size_t n = bodies_.size();
+  const double h = scene_.stepDt();
+  const SolverBody<double> fixed;  // a static collider
   for (std::size_t b = 0; b < n; ++b) {
-    if (pairsOf[b].empty()) continue;
-    moveWithVelocityChange(bodies_[b].centre, bodies_[b].rotation, bodies_[b].velocity - predicted[b].velocity,
-                           bodies_[b].angularVelocity - predicted[b].angularVelocity, h);
-    if (!colliderContacts[b].empty()) {  // a bounce on a collider places the body (contact_solver.h)
-      SolverBody<double> before = solverBody(b, 1);
-      before.v = predicted[b].velocity;
-      before.w = predicted[b].angularVelocity;
+    if (s.pairsOf[b].empty()) continue;
+    moveWithVelocityChange(bodies_[b].centre, bodies_[b].rotation, bodies_[b].velocity - s.predicted[b].velocity,
+                           bodies_[b].angularVelocity - s.predicted[b].angularVelocity, h);
+    if (!s.colliderContacts[b].empty()) {  // a bounce on a collider places the body (contact_solver.h)
       glm::dvec3 normal(0.0);
-      const double bounce = bounceTranslation(atStart(b), fixed, before, fixed, solverBody(b, 1), fixed,
-                                              colliderContacts[b].data(), static_cast<int>(colliderContacts[b].size()),
-                                              contactMaterial(b), h, normal);
+      const double bounce = bounceTranslation(solverBodyMoving(b, start[b]), fixed, solverBodyMoving(b, s.predicted[b]),
+                                              fixed, solverBody(b, 1), fixed, s.colliderContacts[b].data(),
+                                              static_cast<int>(s.colliderContacts[b].size()), contactMaterial(b), h,
+                                              normal);
       bodies_[b].centre += bounce * normal;
     }
   }
-
-  // Positions: each pair separates its deepest point (beyond the slop) along that point's
-  // normal, shared by inverse mass; a body in several pairs moves by the average of its shares
-  // (mass splitting again). Then the collider push-out, which has the last word.
   std::vector<glm::dvec3> move(n, glm::dvec3(0.0));
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    const Pair& pair = pairs[p];
-    if (carried(p, pair.a) || carried(p, pair.b)) continue;  // the shock pass below separates it
+  for (std::size_t p = 0; p < s.pairs.size(); ++p) {
+    const Pair& pair = s.pairs[p];
+    if (s.carried(p, pair.a) || s.carried(p, pair.b)) continue;  // shockPositions separates it
     const PairContact<double>* deepest = &pair.contacts.front();
     for (const PairContact<double>& c : pair.contacts)
       if (c.phi < deepest->phi) deepest = &c;
-    const double depth = -deepest->phi - solver.penetrationSlop;
+    const double depth = -deepest->phi - scene_.solver.penetrationSlop;
     if (!(depth > 0)) continue;
-    const double wa = solverBody(pair.a, split[pair.a]).invMass;
-    const double wb = solverBody(pair.b, split[pair.b]).invMass;
+    const double wa = solverBody(pair.a, s.split[pair.a]).invMass;
+    const double wb = solverBody(pair.b, s.split[pair.b]).invMass;
     move[pair.a] += (depth * wa / (wa + wb)) * deepest->normal;
     move[pair.b] -= (depth * wb / (wa + wb)) * deepest->normal;
   }
   for (std::size_t b = 0; b < n; ++b) {
-    if (pairsOf[b].empty()) continue;
-    bodies_[b].centre += move[b] / double(split[b]);
-    if (withColliders) pushOut(b);
+    if (s.pairsOf[b].empty()) continue;
+    bodies_[b].centre += move[b] / double(s.split[b]);
+    if (s.withColliders) pushOut(b);
   }
-  // Shock propagation of positions: level by level upwards, each body moved out of what carries
-  // it (that body's pose final) by its pair's deepest separation now, beyond the slop.
-  for (int k = 1; k < levels; ++k)
-    for (std::size_t b = 0; b < n; ++b) {
-      if (level[b] != k) continue;
+}
+
+// ShockPositions: level by level upwards, each body moved out of what carries it (that body's
+// pose final) by its pair's deepest separation now, beyond the slop; then out of the colliders.
+void ReferenceWorld::shockPositions(const ContactSolve& s) {
+  for (int k = 1; k < s.levels; ++k)
+    for (std::size_t b = 0; b < bodies_.size(); ++b) {
+      if (s.level[b] != k) continue;
       bool moved = false;
-      for (std::size_t p : pairsOf[b]) {
-        if (!carried(p, b)) continue;
-        const std::size_t a = pairs[p].a, o = pairs[p].b;
+      for (std::size_t p : s.pairsOf[b]) {
+        if (!s.carried(p, b)) continue;
+        const std::size_t a = s.pairs[p].a, o = s.pairs[p].b;
         glm::dvec3 normal(0.0);
         const double separation = separationNow(
-            pairs[p].contacts.data(), static_cast<int>(pairs[p].contacts.size()), bodies_[a].centre,
-            bodies_[a].rotation, predicted[a].centre, predicted[a].rotation, bodies_[o].centre,
-            bodies_[o].rotation, predicted[o].centre, predicted[o].rotation, normal);
-        const double depth = -separation - solver.penetrationSlop;
+            s.pairs[p].contacts.data(), static_cast<int>(s.pairs[p].contacts.size()), bodies_[a].centre,
+            bodies_[a].rotation, s.predicted[a].centre, s.predicted[a].rotation, bodies_[o].centre,
+            bodies_[o].rotation, s.predicted[o].centre, s.predicted[o].rotation, normal);
+        const double depth = -separation - scene_.solver.penetrationSlop;
         if (depth > 0) {
           bodies_[b].centre += (a == b ? depth : -depth) * normal;
           moved = true;
@@ -796,10 +844,6 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
       }
       if (moved) pushOut(b);  // the colliders keep the last word (a body may touch a wall)
     }
-  std::vector<std::pair<std::size_t, std::size_t>> touching;
-  touching.reserve(pairs.size());
-  for (const Pair& pair : pairs) touching.emplace_back(pair.a, pair.b);
-  return touching;
 }
 
 void ReferenceWorld::gatherContacts(std::size_t b, const BodyState& start, int colliderIndex,

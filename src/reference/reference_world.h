@@ -132,7 +132,8 @@ class ReferenceWorld final : public World {
   void stepImpulse(std::size_t b, double h, bool contactsNow);
   /// physics.md §6–7 for every body at once: broad phase, contact points of each pair, one solve of all
   /// pairs and colliders by mass splitting, push-out; bodies no pair touches take the
-  /// single-body path (resolveBodyContacts).
+  /// single-body path (resolveBodyContacts). The stages below, in the backends' order and with
+  /// their kernels' names (kernels/pipeline/device_world.inl bodyContactPhase).
   /// Returns the pairs that touched (had contact points).
   std::vector<std::pair<std::size_t, std::size_t>> resolveAllContacts(const std::vector<BodyState>& start);
   /// Sort-and-sweep along x over the bodies' bounding boxes; pairs (a < b), sorted.
@@ -141,6 +142,34 @@ class ReferenceWorld final : public World {
     std::size_t a, b;
     std::vector<PairContact<double>> contacts;
   };
+  /// What the stages of one step's contact solve share.
+  struct ContactSolve {
+    bool withColliders = false;  ///< collider contacts are solved with the pairs (impulse contact model)
+    std::vector<Pair> pairs;     ///< the touching pairs, in (a, b) order
+    std::vector<std::vector<std::size_t>> pairsOf;                   ///< (n) a body's pairs, in pair order
+    std::vector<std::vector<PairContact<double>>> colliderContacts;  ///< (n) of the bodies in pairs
+    std::vector<int> split;                                          ///< (n) pairs + 1 if it has collider contacts
+    std::vector<ContactMaterial<double>> pairMaterial;               ///< (pairs)
+    std::vector<BodyState> predicted;                                ///< (n) the bodies before the solve
+    std::vector<PairImpulse<double>> onA, onB, onBody;               ///< this round's impulses
+    int levels = 0;                       ///< shock propagation levels (0: none)
+    std::vector<int> level, support;      ///< (n) a body's level, (pairs) which side a pair holds up
+    /// Pair p carries body b: b rests on the other body, of a lower level.
+    bool carried(std::size_t p, std::size_t b) const;
+  };
+  void narrowPhase(ContactSolve& s, const std::vector<std::pair<std::size_t, std::size_t>>& candidates,
+                   const std::vector<BodyState>& start);
+  void wakeTouchedIslands(ContactSolve& s, const std::vector<std::pair<std::size_t, std::size_t>>& candidates,
+                          const std::vector<BodyState>& start);
+  void prepareBodies(ContactSolve& s, const std::vector<BodyState>& start);
+  void preparePairs(ContactSolve& s, const std::vector<BodyState>& start);
+  void applyRound(const ContactSolve& s);
+  void solveRound(ContactSolve& s);
+  void shockVelocities(ContactSolve& s);
+  void finishPairBodies(const ContactSolve& s, const std::vector<BodyState>& start);
+  void shockPositions(const ContactSolve& s);
+  /// solverBody(b, 1) with the velocities of `with` (the step's start, or before the solve).
+  SolverBody<double> solverBodyMoving(std::size_t b, const BodyState& with) const;
   void gatherPairContacts(Pair& pair, const std::vector<BodyState>& start);
   SolverBody<double> solverBody(std::size_t b, int split) const;
   double speculative(std::size_t b) const;
