@@ -340,6 +340,7 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::previousColliderCount_, nb);
       fixed(&DeviceWorld::incidenceStart_, nb + 1);
       fixed(&DeviceWorld::split_, nb);
+      fixed(&DeviceWorld::invInertia_, nb);
       fixed(&DeviceWorld::onBody_, nb);
       fixed(&DeviceWorld::shockLevel_, nb);
       fixed(&DeviceWorld::shockLevelScratch_, nb);
@@ -1263,6 +1264,7 @@ class DeviceWorld final : public World {
     p.incidencePair = raw(incidencePair_);
     p.incidenceStart = raw(incidenceStart_);
     p.split = raw(split_);
+    p.invInertia = raw(invInertia_);
     p.onA = raw(onA_);
     p.onB = raw(onB_);
     p.onBody = raw(onBody_);
@@ -1487,6 +1489,7 @@ class DeviceWorld final : public World {
   Vector<ContactSlot> previousContacts_;
   Vector<int> colliderCount_, previousColliderCount_;
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
+  Vector<M3> invInertia_;  // (nbody) PrepareBodies → ShockVelocities (pairSolverBody)
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
   Vector<int> shockLevel_, shockLevelScratch_, pairSupport_;
   Vector<int> islandRest_, islandRestScratch_, islandLabel_, islandLabelScratch_;

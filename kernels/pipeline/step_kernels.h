@@ -181,6 +181,7 @@ struct StepParams {
   int* incidencePair = nullptr;               // (2 pairCapacity)
   int* incidenceStart = nullptr;              // (nbody + 1) first incidence of each body
   int* split = nullptr;                       // (nbody) pairs + colliders touching the body
+  M3* invInertia = nullptr;                   // (nbody) world inverse inertia of a body in a pair (PrepareBodies)
   PairImpulse<float>* onA = nullptr;          // (pairCapacity) this round's impulses on a
   PairImpulse<float>* onB = nullptr;          // (pairCapacity) and on b
   PairImpulse<float>* onBody = nullptr;       // (nbody) from the colliders
@@ -401,6 +402,27 @@ SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, 
 /// approach speeds restitution is taken from.
 SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
   SolverBody<float> s = solverBodyOf(p, b, 1);
+  s.v = start.velocity;
+  s.w = start.angularVelocity;
+  return s;
+}
+
+/// solverBodyOf for body `b` in a touching pair, from PrepareBodies to ShockVelocities: its world
+/// inverse inertia as PrepareBodies stored it (p.invInertia), not recomputed (R I⁻¹ Rᵀ, two 3×3
+/// products) by every pair and round — the rotation holds until FinishPairBodies moves the body.
+/// The same bits as solverBodyOf.
+SMASH_HD SolverBody<float> pairSolverBody(const StepParams& p, int b, const BodyData& body, int split) {
+  SolverBody<float> s;
+  s.v = body.velocity;
+  s.w = body.angularVelocity;
+  if (body.asleep) return s;
+  s.invMass = float(split) / p.shapes[body.shape].mass;
+  s.invInertia = float(split) * p.invInertia[b];
+  return s;
+}
+/// startBodyOf for body `b` in a touching pair (pairSolverBody).
+SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyData& start, const BodyData& body) {
+  SolverBody<float> s = pairSolverBody(p, b, body, 1);
   s.v = start.velocity;
   s.w = start.angularVelocity;
   return s;
@@ -1258,6 +1280,7 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     }
     return;
   }
+  p.invInertia[b] = worldInverseInertia(p, body);  // for the solve (pairSolverBody)
   int count = gathered;
   if (p.colliderContacts) {
     ContactSlot* slots = p.contacts + static_cast<long long>(b) * p.contactCapacity;
@@ -1269,7 +1292,7 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     // No manifold here (colliderManifold): a body in a pile keeps every collider contact.
     const SolverBody<float> fixed;
     const ContactMaterial<float> mat = bodyMaterial(p, body);
-    contactTargets(startBodyOf(p, p.bodiesStart[b], body), fixed, solverBodyOf(p, body, 1), fixed, slots,
+    contactTargets(pairStartBody(p, b, p.bodiesStart[b], body), fixed, pairSolverBody(p, b, body, 1), fixed, slots,
                    count, mat, p.h, true);
     const ContactSlot* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
     for (int k = 0; k < count; ++k) {
@@ -1278,7 +1301,7 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
       p.onBody[b].angular += glm::cross(slots[k].ra, j);
     }
     // The responses for the rounds' split mass (math/contact_solver.h, prepareResponse).
-    prepareResponse<float>(solverBodyOf(p, body, touching + (count > 0 ? 1 : 0)), nullptr, slots, count);
+    prepareResponse<float>(pairSolverBody(p, b, body, touching + (count > 0 ? 1 : 0)), nullptr, slots, count);
   }
   p.colliderContactCount[b] = count;
   p.split[b] = touching + (count > 0 ? 1 : 0);
@@ -1311,10 +1334,10 @@ struct PreparePairs {
     PairContact<float>* c = slotsOf(p, q);
     const ContactMaterial<float> mat = pairMaterial(p, A, B);
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-    contactTargets(startBodyOf(p, p.bodiesStart[a], A), startBodyOf(p, p.bodiesStart[b], B), solverBodyOf(p, A, 1),
-                   solverBodyOf(p, B, 1), c, count, mat, p.h, true);
-    const SolverBody<float> sb = solverBodyOf(p, B, p.split[b]);  // the rounds' split masses
-    prepareResponse(solverBodyOf(p, A, p.split[a]), &sb, c, count);
+    contactTargets(pairStartBody(p, a, p.bodiesStart[a], A), pairStartBody(p, b, p.bodiesStart[b], B),
+                   pairSolverBody(p, a, A, 1), pairSolverBody(p, b, B, 1), c, count, mat, p.h, true);
+    const SolverBody<float> sb = pairSolverBody(p, b, B, p.split[b]);  // the rounds' split masses
+    prepareResponse(pairSolverBody(p, a, A, p.split[a]), &sb, c, count);
     const int previous = previousPair(p, p.pairKeys[q]);
     if (previous < 0) return;
     const PairContact<float>* old =
@@ -1339,7 +1362,7 @@ struct SweepPairContacts {
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
-    SolverBody<float> sa = solverBodyOf(p, A, p.split[a]), sb = solverBodyOf(p, B, p.split[b]);
+    SolverBody<float> sa = pairSolverBody(p, a, A, p.split[a]), sb = pairSolverBody(p, b, B, p.split[b]);
     const float friction = pairMaterial(p, A, B).friction;
     for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
       pairSweep(sa, sb, slotsOf(p, q), count, friction, p.onA[q], p.onB[q]);
@@ -1357,7 +1380,7 @@ struct SweepCollidersAndApply {
     if (!applyOnly) {
       p.onBody[b] = PairImpulse<float>{};
       if (p.colliderContactCount[b] > 0) {
-        SolverBody<float> self = solverBodyOf(p, body, p.split[b]);
+        SolverBody<float> self = pairSolverBody(p, b, body, p.split[b]);
         sweepColliderContacts(self, p.contacts + static_cast<long long>(b) * p.contactCapacity,
                               p.colliderContactCount[b], body.friction, &p.onBody[b]);
       }
@@ -1370,7 +1393,7 @@ struct SweepCollidersAndApply {
       sum.linear += j.linear;
       sum.angular += j.angular;
     }
-    const SolverBody<float> unsplit = solverBodyOf(p, body, 1);
+    const SolverBody<float> unsplit = pairSolverBody(p, b, body, 1);
     body.velocity += unsplit.invMass * sum.linear;
     body.angularVelocity += unsplit.invInertia * sum.angular;
     p.bodies[b] = body;
@@ -1440,7 +1463,7 @@ struct ShockVelocities {
   SMASH_HD void operator()(int b) const {
     if (p.shockLevel[b] != level || p.bodies[b].asleep) return;
     BodyData body = p.bodies[b];
-    SolverBody<float> self = solverBodyOf(p, body, 1);
+    SolverBody<float> self = pairSolverBody(p, b, body, 1);
     const SolverBody<float> before = self;
     PairImpulse<float> onSelf;
     // Non-penetration, and bounces only as far as the rounds achieved them (contact_solver.h,
@@ -1450,15 +1473,16 @@ struct ShockVelocities {
     const SolverBody<float> wall;
     if (level == 0) {
       ContactSlot* own = p.contacts + static_cast<long long>(b) * p.contactCapacity;
-      shockTargets(solverBodyOf(p, p.bodiesPredicted[b], 1), wall, self, wall, own, p.colliderContactCount[b], p.h, true);
+      shockTargets(pairSolverBody(p, b, p.bodiesPredicted[b], 1), wall, self, wall, own, p.colliderContactCount[b], p.h, true);
       prepareResponse<float>(self, nullptr, own, p.colliderContactCount[b]);
     }
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
       if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
       const int a = pairA(p, p.pairKeys[q]), o = partnerOf(p, q, b);
-      const SolverBody<float> other = solverBodyOf(p, p.bodies[o], 1);
-      shockTargets(solverBodyOf(p, p.bodiesPredicted[a], 1), solverBodyOf(p, p.bodiesPredicted[pairB(p, p.pairKeys[q])], 1),
+      const int bq = pairB(p, p.pairKeys[q]);
+      const SolverBody<float> other = pairSolverBody(p, o, p.bodies[o], 1);
+      shockTargets(pairSolverBody(p, a, p.bodiesPredicted[a], 1), pairSolverBody(p, bq, p.bodiesPredicted[bq], 1),
                    a == b ? self : other, a == b ? other : self, slotsOf(p, q), p.pairContactCount[q], p.h, false);
       prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], a == b);
     }
@@ -1471,8 +1495,9 @@ struct ShockVelocities {
       for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
         const int q = p.incidencePair[k];
         if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
-        const BodyData& other = p.bodies[partnerOf(p, q, b)];
-        sweepAgainstCarrier(self, solverBodyOf(p, other, 1), pairA(p, p.pairKeys[q]) == b, slotsOf(p, q),
+        const int o = partnerOf(p, q, b);
+        const BodyData& other = p.bodies[o];
+        sweepAgainstCarrier(self, pairSolverBody(p, o, other, 1), pairA(p, p.pairKeys[q]) == b, slotsOf(p, q),
                             p.pairContactCount[q], pairMaterial(p, body, other).friction, onSelf);
       }
       if (sweepSettled(last, self, radius)) break;
