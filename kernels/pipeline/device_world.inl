@@ -712,23 +712,28 @@ class DeviceWorld final : public World {
     const double C = sizeof(ContactSlot);
     const double mostColliderContacts =
         wide ? gathered.most : std::min<double>(static_cast<double>(position_.size()) / nb, scene_.solver.maxContactsPerBody);
+    // A body in a pair: PrepareBodies writes its world inverse inertia (M, 36 B), which the
+    // solve's kernels read in place of its rotation (their BD per body: velocities, mass,
+    // material, flags — the rotation's 36 B no longer read).
+    const double M = sizeof(M3);
     stage(kSolve, [&] {
       if (wide)
-        launch("PrepareBodiesWide", nb, PrepareBodiesWide{p}, nb * (3 * BD + 16 + 12) + 2 * pairs * 4 + 3 * gathered.contacts * C,
+        launch("PrepareBodiesWide", nb, PrepareBodiesWide{p}, nb * (3 * BD + 16 + 12 + M) + 2 * pairs * 4 + 3 * gathered.contacts * C,
                solveLoops(mostColliderContacts));
       else
-        launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16) + 2 * pairs * 4,
+        launch("PrepareBodies", nb, PrepareBodies{p}, nb * (3 * BD + 16 + M) + 2 * pairs * 4,
                particlesPerBody * double(colliders_.size()) + solveLoops(mostColliderContacts));
       launch("PreparePairs", slots, PreparePairs{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
              mostPairContacts);
-      launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (2 * BD + PI) + 2 * pairs * (8 + PI));
+      // Each body's velocities written back (24 B: one 32-byte sector), not the whole body.
+      launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (BD + 32 + PI) + 2 * pairs * (8 + PI));
       for (int it = 0; it < scene_.solver.contactIterations; ++it) {
         // Its pair_sweeps sweeps re-read the pair's points from L1: DRAM bytes once, the dependent
         // chain pair_sweeps times as long.
         launch("SweepPairContacts", slots, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
                mostPairContacts * scene_.solver.pairSweeps);
         launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
-               nb * (2 * BD + PI + 12) + 2 * pairs * (8 + PI));
+               nb * (BD + 32 + PI + 12) + 2 * pairs * (8 + PI));
       }
       // Shock propagation (step_kernels.h): levels, velocities level by level upwards, then after
       // FinishPairBodies the positions. Each pass reads every body's level (4 B) and moves the

@@ -1376,7 +1376,7 @@ struct SweepCollidersAndApply {
   bool applyOnly;
   SMASH_HD void operator()(int b) const {
     if (p.split[b] == 0) return;
-    BodyData body = p.bodies[b];
+    const BodyData& body = p.bodies[b];  // only its velocities are written back
     if (!applyOnly) {
       p.onBody[b] = PairImpulse<float>{};
       if (p.colliderContactCount[b] > 0) {
@@ -1394,9 +1394,10 @@ struct SweepCollidersAndApply {
       sum.angular += j.angular;
     }
     const SolverBody<float> unsplit = pairSolverBody(p, b, body, 1);
-    body.velocity += unsplit.invMass * sum.linear;
-    body.angularVelocity += unsplit.invInertia * sum.angular;
-    p.bodies[b] = body;
+    const V3 v = body.velocity + unsplit.invMass * sum.linear;
+    const V3 w = body.angularVelocity + unsplit.invInertia * sum.angular;
+    p.bodies[b].velocity = v;
+    p.bodies[b].angularVelocity = w;
   }
 };
 
