@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   std::string scenePath, backends = "omp", peer = "none", out, machine, gpuModel, python = defaultPython(), mujocoDir;
   int frames = -1, peerFrames = -1;
   app.add_option("--scene", scenePath, "scene file (JSON), e.g. scenes/rain_1k.json")->required();
-  app.add_option("--backends", backends, "comma-separated smash backends: cpp, omp, cuda (unavailable ones are skipped)");
+  app.add_option("--backends", backends, "comma-separated smash backends: cpp, omp, cuda, reference (unavailable ones are skipped)");
   app.add_option("--peer", peer, "also run the scene in peer engines: none, bullet, mujoco or bullet,mujoco")
       ->check(CLI::IsMember({"none", "bullet", "mujoco", "bullet,mujoco", "mujoco,bullet"}));
   app.add_option("--python", python, "Python with the mujoco module, for the MuJoCo peer (default: "
@@ -198,13 +198,16 @@ int main(int argc, char** argv) {
       if (world->pairOverflow() || world->contactOverflow())
         std::printf("note: %s dropped %lld candidate pairs and %lld contact points (buffers full)\n", name.c_str(),
                     static_cast<long long>(world->pairOverflow()), static_cast<long long>(world->contactOverflow()));
-      // Stage breakdown over 20 more steps (timed with synchronisation, so not part of the total).
-      world->setProfiling(true);
-      world->resetStageTimes();
-      for (int s = 0; s < 20; ++s) world->step();
-      const smash::StageTimes t = world->stageTimes();
-      for (std::size_t k = 0; k < t.names.size(); ++k)
-        if (t.seconds[k] > 0) r.stages[t.names[k]] = t.seconds[k] / 20 * 1e3;
+      // Stage breakdown over 20 more steps (timed with synchronisation, so not part of the total);
+      // the reference has no stage timer.
+      if (backend != smash::Backend::Reference) {
+        world->setProfiling(true);
+        world->resetStageTimes();
+        for (int s = 0; s < 20; ++s) world->step();
+        const smash::StageTimes t = world->stageTimes();
+        for (std::size_t k = 0; k < t.names.size(); ++k)
+          if (t.seconds[k] > 0) r.stages[t.names[k]] = t.seconds[k] / 20 * 1e3;
+      }
       results.push_back(r);
     }
     const smash::peers::StepDamping damping = smash::peers::stepDamping(scene);

@@ -410,7 +410,7 @@ std::pair<int, int> stepsToSleepWhole(const Scene& scene) {
     world->step();
     ref.step();
     if (first < 0 && world->sleepingBodies() == all) first = n + 1;
-    if (refFirst < 0 && static_cast<std::int64_t>(ref.sleepingBodies()) == all) refFirst = n + 1;
+    if (refFirst < 0 && ref.sleepingBodies() == all) refFirst = n + 1;
   }
   return {first, refFirst};
 }
@@ -700,7 +700,7 @@ TEST_CASE("bodies: past the pair capacity, every backend keeps the reference's p
     auto world = World::create(parseBackend(backend), scene);
     world->step();
     CHECK(world->pairOverflow() == reference.pairOverflow());
-    CHECK(world->touchingPairs() == static_cast<std::int64_t>(reference.touchingPairs()));
+    CHECK(world->touchingPairs() == reference.touchingPairs());
   }
 }
 

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "reference/reference_world.h"
 #include "scene/scene.h"
 #include "test_util.h"
 #include "world/world.h"

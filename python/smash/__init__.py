@@ -45,7 +45,7 @@ def backend_available(name: str) -> bool:
     CUDA build and a GPU. Raises InputError for another name."""
     if name not in _BACKENDS:
         raise InputError(f"backend: expected one of {', '.join(repr(b) for b in _BACKENDS)}, got {name!r}")
-    return name in ("auto", "reference") or _smash.backend_available(name)
+    return name == "auto" or _smash.backend_available(name)
 
 
 def load_scene(source: SceneSource, base_dir: Optional[Union[str, os.PathLike]] = None,

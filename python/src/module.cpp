@@ -307,8 +307,8 @@ NB_MODULE(_smash, m) {
            nb::rv_policy::reference_internal,
            "The CPU backends' own particle positions, in place: a read-only (P, 3) float32 NumPy view "
            "(row stride 16 bytes), relative to `origin`. No copy; it shows every later step, and keeps "
-           "the world alive while it exists. InputError on cuda and reference (device memory): use "
-           "particle_positions().")
+           "the world alive while it exists. InputError on cuda (device memory) and reference (double): "
+           "use particle_positions().")
       .def("particle_velocities_view", [](const PyWorld& w) { return w.particleView(true); },
            nb::rv_policy::reference_internal,
            "As particle_positions_view, for the particle velocities.")

@@ -581,10 +581,11 @@ void ReferenceWorld::wakeTouchedIslands(ContactSolve& s,
               [](const Pair& x, const Pair& y) { return std::make_pair(x.a, x.b) < std::make_pair(y.a, y.b); });
 }
 
-// PrepareBodies: which pairs each body is in (the incidences, in pair order); a body no pair
-// touches takes the single-body contact path, exactly as without body contacts; one in a pair
-// gathers its collider contacts as one more "pair" against a static body, and splits its mass
-// over its pairs and that one.
+// The first half of PrepareBodies (PairIncidences gives the backends the pairs of each body): a
+// body no pair touches takes the single-body contact path, exactly as without body contacts; one
+// in a pair gathers its collider contacts as one more "pair" against a static body, and splits
+// its mass over its pairs and that one. Their targets, warm start and responses follow in
+// preparePairs.
 void ReferenceWorld::prepareBodies(ContactSolve& s, const std::vector<BodyState>& start) {
   const std::size_t n = bodies_.size();
   touchingPairs_ = s.pairs.size();
@@ -609,10 +610,11 @@ void ReferenceWorld::prepareBodies(ContactSolve& s, const std::vector<BodyState>
   }
 }
 
-// PreparePairs and the warm start (SweepCollidersAndApply, warm start): targets from the
-// velocities before the solve, restitution from those at the step's start; last step's impulses
-// of the same contacts applied; each contact's response for the rounds' split masses
-// (contact_solver.h prepareResponse).
+// PreparePairs, the second half of PrepareBodies (the collider contacts of a body in a pair) and
+// the warm start (SweepCollidersAndApply, warm start): targets from the velocities before the
+// solve, restitution from those at the step's start; last step's impulses of the same contacts
+// applied; each contact's response for the rounds' split masses (contact_solver.h
+// prepareResponse).
 void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>& start) {
   const std::size_t n = bodies_.size();
   const double h = scene_.stepDt();

@@ -93,11 +93,7 @@ class ReferenceWorld final : public World {
   void resetStageTimes() override {}
 
   // ---- The reference's own, in double ---------------------------------------------------------
-  /// One frame: scene().substeps steps.
-  void stepFrame() { World::stepFrame(scene_.substeps); }
-  using World::stepFrame;
   const Scene& scene() const { return scene_; }
-  double time() const { return static_cast<double>(steps_) * scene_.stepDt(); }
   const BodyState& body(std::size_t b) const { return bodies_[b]; }
   glm::dquat orientation(std::size_t b) const;
 
@@ -132,8 +128,8 @@ class ReferenceWorld final : public World {
   void stepImpulse(std::size_t b, double h, bool contactsNow);
   /// physics.md §6–7 for every body at once: broad phase, contact points of each pair, one solve of all
   /// pairs and colliders by mass splitting, push-out; bodies no pair touches take the
-  /// single-body path (resolveBodyContacts). The stages below, in the backends' order and with
-  /// their kernels' names (kernels/pipeline/device_world.inl bodyContactPhase).
+  /// single-body path (resolveBodyContacts). The stages below, in the backends' order; each
+  /// names the kernels it stands for (kernels/pipeline/device_world.inl bodyContactPhase).
   /// Returns the pairs that touched (had contact points).
   std::vector<std::pair<std::size_t, std::size_t>> resolveAllContacts(const std::vector<BodyState>& start);
   /// Sort-and-sweep along x over the bodies' bounding boxes; pairs (a < b), sorted.

@@ -106,7 +106,7 @@ std::unique_ptr<World> createUnchecked(Backend backend, const Scene& scene, Step
       throw InputError("backend cuda: this build has no CUDA support (nvcc was not found)");
 #endif
     case Backend::Reference:
-      return std::make_unique<ReferenceWorld>(scene);
+      break;  // World::create makes it
   }
   throw InputError("backend: unknown");
 }
@@ -153,6 +153,8 @@ StepStrategy strategyFromEnvironment(StepStrategy strategy) {
 }  // namespace
 
 std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepStrategy requested) {
+  // The reference checks its shapes and its memory plan itself, and has one layout.
+  if (backend == Backend::Reference) return std::make_unique<ReferenceWorld>(scene);
   const StepStrategy strategy = strategyFromEnvironment(requested);
   // Rejected up front when the plan cannot fit: host memory against what this process can use
   // (MemAvailable, cgroup memory.max), device memory against the device's free memory.
@@ -243,20 +245,6 @@ void loadStateFile(World& world, const std::string& path) {
   if (fnv1a(bytes.data(), bytes.size()) != sum)
     throw InputError(path + ": state file is damaged (checksum mismatch)");
   world.loadState(bytes, path);
-}
-
-std::vector<glm::dvec3> World::particleStates(bool velocity) const {
-  const std::vector<glm::vec3> f = velocity ? particleVelocities() : particlePositionsRelative();
-  const glm::dvec3 o = velocity ? glm::dvec3(0.0) : origin();
-  std::vector<glm::dvec3> out(f.size());
-  for (std::size_t i = 0; i < f.size(); ++i) out[i] = o + glm::dvec3(f[i]);
-  return out;
-}
-
-std::vector<glm::dquat> World::orientations() const {
-  std::vector<glm::dquat> out;
-  for (const BodyPose& p : poses()) out.push_back(glm::dquat(p.rotation));
-  return out;
 }
 
 StepObservation observe(const World& world, const Scene& scene, std::int64_t step) {

@@ -134,11 +134,23 @@ class World {
   virtual const float* hostParticleState(bool velocity) const = 0;
   virtual std::vector<glm::vec3> particleVelocities() const = 0;
   /// Particle positions in world coordinates (origin() + the relative floats, added in double) or
-  /// velocities, widened to double; the reference gives its own doubles unrounded.
-  virtual std::vector<glm::dvec3> particleStates(bool velocity) const;
+  /// velocities, widened to double; the reference gives its own doubles unrounded. (Inline, as
+  /// every member here: the reference, in smash_core, derives from World without linking
+  /// smash_world.)
+  virtual std::vector<glm::dvec3> particleStates(bool velocity) const {
+    const std::vector<glm::vec3> f = velocity ? particleVelocities() : particlePositionsRelative();
+    std::vector<glm::dvec3> out(f.begin(), f.end());
+    if (!velocity)
+      for (glm::dvec3& x : out) x += origin();
+    return out;
+  }
   /// Every body's orientation in double: the poses' float quaternions widened; the reference
   /// gives its own unrounded.
-  virtual std::vector<glm::dquat> orientations() const;
+  virtual std::vector<glm::dquat> orientations() const {
+    std::vector<glm::dquat> out;
+    for (const BodyPose& p : poses()) out.push_back(glm::dquat(p.rotation));
+    return out;
+  }
 
   /// Bodies the watchdog has flagged, each with its first incident (a copy from the backend).
   virtual std::vector<BodyIncident> incidents() const = 0;
