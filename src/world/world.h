@@ -135,7 +135,7 @@ class World {
   virtual std::vector<glm::vec3> particleVelocities() const = 0;
   /// Particle positions in world coordinates (origin() + the relative floats, added in double) or
   /// velocities, widened to double; the reference gives its own doubles unrounded. (Inline, as
-  /// every member here: the reference, in smash_core, derives from World without linking
+  /// every virtual member here: the reference, in smash_core, derives from World without linking
   /// smash_world.)
   virtual std::vector<glm::dvec3> particleStates(bool velocity) const {
     const std::vector<glm::vec3> f = velocity ? particleVelocities() : particlePositionsRelative();
