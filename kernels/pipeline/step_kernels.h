@@ -386,25 +386,34 @@ SMASH_HD V3 pointVelocity(const BodyData& b, const V3& r) {
   return b.velocity + glm::cross(b.angularVelocity, r);
 }
 
-/// A sleeping body is static for the bodies that touch it: zero inverse mass and inertia (its
-/// velocities are zero).
-SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, int split) {
+/// A body as the contact solver sees it, with `split` its mass splitting count and `worldInvInertia()`
+/// giving its world inverse inertia (called for an awake body only). A sleeping body is static for
+/// the bodies that touch it: zero inverse mass and inertia (its velocities are zero).
+template <class WorldInvInertia>
+SMASH_HD SolverBody<float> solverBodyWith(const StepParams& p, const BodyData& b, int split,
+                                          const WorldInvInertia& worldInvInertia) {
   SolverBody<float> s;
   s.v = b.velocity;
   s.w = b.angularVelocity;
   if (b.asleep) return s;
   s.invMass = float(split) / p.shapes[b.shape].mass;
-  s.invInertia = float(split) * worldInverseInertia(p, b);
+  s.invInertia = float(split) * worldInvInertia();
   return s;
 }
-
-/// The velocities of `start` (the body at the step's start) with the mass properties of `b`: the
-/// approach speeds restitution is taken from.
-SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
-  SolverBody<float> s = solverBodyOf(p, b, 1);
+/// `s` with the velocities of `start` (the body at the step's start): the approach speeds
+/// restitution is taken from.
+SMASH_HD SolverBody<float> withStartVelocities(SolverBody<float> s, const BodyData& start) {
   s.v = start.velocity;
   s.w = start.angularVelocity;
   return s;
+}
+
+/// The inverse inertia from the body's rotation now.
+SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, int split) {
+  return solverBodyWith(p, b, split, [&] { return worldInverseInertia(p, b); });
+}
+SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
+  return withStartVelocities(solverBodyOf(p, b, 1), start);
 }
 
 /// solverBodyOf for body `b` in a touching pair, from PrepareBodies to ShockVelocities: its world
@@ -412,20 +421,10 @@ SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& star
 /// products) by every pair and round — the rotation holds until FinishPairBodies moves the body.
 /// The same bits as solverBodyOf.
 SMASH_HD SolverBody<float> pairSolverBody(const StepParams& p, int b, const BodyData& body, int split) {
-  SolverBody<float> s;
-  s.v = body.velocity;
-  s.w = body.angularVelocity;
-  if (body.asleep) return s;
-  s.invMass = float(split) / p.shapes[body.shape].mass;
-  s.invInertia = float(split) * p.invInertia[b];
-  return s;
+  return solverBodyWith(p, body, split, [&] { return p.invInertia[b]; });
 }
-/// startBodyOf for body `b` in a touching pair (pairSolverBody).
 SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyData& start, const BodyData& body) {
-  SolverBody<float> s = pairSolverBody(p, b, body, 1);
-  s.v = start.velocity;
-  s.w = start.angularVelocity;
-  return s;
+  return withStartVelocities(pairSolverBody(p, b, body, 1), start);
 }
 
 /// A body's collider contacts through the one contact solver (math/contact_solver.h): the body
