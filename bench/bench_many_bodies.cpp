@@ -255,11 +255,14 @@ int main(int argc, char** argv) {
           std::snprintf(buf, sizeof buf, "%s%.3g", stages.empty() ? "" : " / ", ms);
           stages += buf;
         }
-        results["benchmarks"].push_back(entry);
         std::printf("%-10s %8d %11.0f %10.3f %14.4g %13.4g %9s  %s\n", name.c_str(), n, np,
                     perStep * 1e3, pps, n / perStep,
                     name == "cuda" ? "-" : (std::to_string(fraction).substr(0, 5)).c_str(),
                     stages.c_str());
+        if (name == "cuda" && !m.stages.kernels.empty())
+          entry["measured_kernels"] = smash::bench::printMeasuredKernels(
+              m.stages, m.steps, name + ", " + sceneKind + ", " + std::to_string(n) + " bunnies");
+        results["benchmarks"].push_back(entry);
         std::fflush(stdout);
       }
       if (!gpuModel.empty()) {

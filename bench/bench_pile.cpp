@@ -59,6 +59,7 @@ struct Result {
   double firstSecondSeconds = 0, lastSecondSeconds = 0;
   long firstSecondSteps = 0, lastSecondSteps = 0;
   Json stages = Json::object();
+  Json kernels = Json::array();  // measured per kernel (CUDA)
 };
 
 /// Adds frame `f` (1-based) of `r.frames` to `r`: its stepping time, and the body penetration of
@@ -207,6 +208,8 @@ int main(int argc, char** argv) {
         const smash::StageTimes t = world->stageTimes();
         for (std::size_t k = 0; k < t.names.size(); ++k)
           if (t.seconds[k] > 0) r.stages[t.names[k]] = t.seconds[k] / 20 * 1e3;
+        if (backend == smash::Backend::Cuda)
+          r.kernels = smash::bench::printMeasuredKernels(t, 20, name + ", " + scene.name + ", 20 steps after the run");
       }
       results.push_back(r);
     }
@@ -317,6 +320,7 @@ int main(int argc, char** argv) {
       j["first_second_ms_per_step"] = firstPerStep;
       j["last_second_ms_per_step"] = lastPerStep;
       if (!r.stages.empty()) j["stages_ms_per_step"] = r.stages;
+      if (!r.kernels.empty()) j["measured_kernels"] = r.kernels;
       json["results"].push_back(j);
     }
     if (!gpuModel.empty()) {

@@ -162,4 +162,32 @@ inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, do
           {"kernels", kernels}};
 }
 
+/// The measured time of each kernel (or collective) of a profiled run (StageTimes::kernels: the
+/// device waited for before and after each, so each time holds its launch), per step, slowest
+/// first: which kernel a stage's time is. Printed (the `rows` slowest) and returned as JSON (all).
+inline nlohmann::json printMeasuredKernels(const StageTimes& t, double steps, const std::string& label,
+                                           std::size_t rows = 12) {
+  nlohmann::json out = nlohmann::json::array();
+  if (t.kernels.empty() || !(steps > 0)) return out;
+  std::vector<std::size_t> order(t.kernels.size());
+  double total = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    order[k] = k;
+    total += t.kernelSeconds[k];
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return t.kernelSeconds[a] > t.kernelSeconds[b]; });
+  std::printf("\nMEASURED per kernel — %s (each waited for before and after; µs per step, slowest first)\n",
+              label.c_str());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+    const double us = t.kernelSeconds[i] / steps * 1e6;
+    if (k < rows)
+      std::printf("  %-70s %11.1f %5.1f%%\n", t.kernels[i].c_str(), us, total > 0 ? 100 * t.kernelSeconds[i] / total : 0);
+    out.push_back({{"kernel", t.kernels[i]}, {"measured_us_per_step", us}});
+  }
+  if (order.size() > rows) std::printf("  (%zu more)\n", order.size() - rows);
+  return out;
+}
+
 }  // namespace smash::bench

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -22,6 +23,16 @@ void check(cudaError_t err, const char* what, const char* file, int line) {
                       cudaGetErrorString(err));
 }
 #define SMASH_CUDA_CHECK(call) check((call), #call, __FILE__, __LINE__)
+
+/// One thread per element: f(i) for i < count (CudaSystem::forEach).
+template <class F>
+__global__ void __launch_bounds__(256) for_each_kernel(int count, F f) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < count) {
+    const F op = f;  // in registers, as Thrust's for_each holds it
+    op(i);
+  }
+}
 
 /// The CUDA system: the same collective algorithms as HostAlgorithms (host_algorithms.h), here
 /// through Thrust on the device. Every call uses `par_nosync` on the world's stream: Thrust does
@@ -50,10 +61,17 @@ struct CudaSystem {
     cudaGraphExec_t step[2] = {nullptr, nullptr};
     bool graphs = true;
     int plainSteps = 0;  // since the last (re)start: capture only once temporaries are cached
+    int multiprocessors = 1;
+    bool spread = true;  // forEach's blocks sized to cover every SM (SMASH_CUDA_SPREAD=0: 256 threads)
     Context() {
       SMASH_CUDA_CHECK(cudaStreamCreate(&stream));
       const char* setting = std::getenv("SMASH_CUDA_GRAPH");
       graphs = !(setting && std::string(setting) == "0");
+      const char* spreading = std::getenv("SMASH_CUDA_SPREAD");
+      spread = !(spreading && std::string(spreading) == "0");
+      int device = 0;
+      SMASH_CUDA_CHECK(cudaGetDevice(&device));
+      SMASH_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
     }
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
@@ -67,6 +85,24 @@ struct CudaSystem {
   static auto onStream(Policy policy, Context& context) {
     return policy.on(context.stream);
   }
+  /// f(i) for i < count, one thread each, in blocks of 32 to 256 threads sized so that the launch
+  /// has a block on every SM where it can: a pass over bodies or pairs is small and its threads
+  /// run long, latency-bound loops (a body's contacts, a pair's points). Thrust's for_each packs
+  /// 512 elements in a block, so 1,024 resting bunnies ran SolveColliderContacts on 2 of an H200's
+  /// 132 SMs (measured: 21.8 ms per step in the collider-contact stage, docs/profiling.md). A pass
+  /// over particles or chunks is large and gets 256-thread blocks as before.
+  static int blockThreads(int count, int multiprocessors) {
+    const int perSm = (count + multiprocessors - 1) / multiprocessors;
+    return std::min(256, std::max(32, (perSm + 31) / 32 * 32));
+  }
+  template <class Policy, class F>
+  static void forEach(Policy&&, Context& context, int count, const F& f) {
+    if (count <= 0) return;
+    const int block = context.spread ? blockThreads(count, context.multiprocessors) : 256;
+    for_each_kernel<<<(count + block - 1) / block, block, 0, context.stream>>>(count, f);
+    SMASH_CUDA_CHECK(cudaGetLastError());
+  }
+
   /// Device memory: never read in a step; a pass runs over the slots provisioned.
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
 

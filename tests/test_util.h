@@ -1,6 +1,8 @@
 // Small helpers shared by the tests.
 #pragma once
 
+#include <cstdlib>
+
 #include <catch2/catch.hpp>
 #include <cfenv>
 #include <cstdio>
@@ -27,7 +29,12 @@ class FpTrapsOff {
   int saved_;
 };
 
-inline std::string sourcePath(const std::string& rel) { return std::string(SMASH_SOURCE_DIR) + "/" + rel; }
+/// A file of the source tree: under $SMASH_SOURCE_DIR when set (binaries carried to another
+/// machine, scripts/gpu-offline.sh), else where the build was configured.
+inline std::string sourcePath(const std::string& rel) {
+  const char* moved = std::getenv("SMASH_SOURCE_DIR");
+  return std::string(moved && *moved ? moved : SMASH_SOURCE_DIR) + "/" + rel;
+}
 
 /// Writes `text` to a file under the build's temp folder and returns its path.
 inline std::string writeTemp(const std::string& name, const std::string& text) {

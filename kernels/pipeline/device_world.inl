@@ -450,11 +450,10 @@ class DeviceWorld final : public World {
     if (!bodyContacts_ || bodies_.empty()) return;
     const int nb = static_cast<int>(bodies_.size());
     const StepParams p = params();
-    thrust::counting_iterator<int> first(0);
-    thrust::for_each(exec(), first, first + nb, GridKeys{p});
+    System::forEach(exec(), context_, nb, GridKeys{p});
     System::stableSortByKey(exec(), p.cellKeys, p.sortOrder, nb, sortScratchI_);
     System::lowerBounds(exec(), p.cellKeys, nb, cellBuckets_ + 1, p.cellStart);
-    thrust::for_each(exec(), first, first + nb, GridPairs{p, false});
+    System::forEach(exec(), context_, nb, GridPairs{p, false});
     System::exclusiveScan(exec(), p.pairsFound, nb + 1, p.pairsOffset);
     int found = 0;
     System::copyToHost(&found, p.pairsOffset + nb, 1);  // not a step's read
@@ -1049,9 +1048,7 @@ class DeviceWorld final : public World {
     fillAll(wakeMark_, -1LL);
     System::resetStep(context_);  // buffers may have moved: capture again
     const StepParams p = params();
-    thrust::counting_iterator<int> first(0);
-    thrust::for_each(exec(), first,
-                     first + static_cast<int>(position_.size()), ProjectParticles{p});
+    System::forEach(exec(), context_, static_cast<int>(position_.size()), ProjectParticles{p});
     provisionPairs();
   }
 
@@ -1143,9 +1140,17 @@ class DeviceWorld final : public World {
       t.names.push_back(kStageNames[k]);
       t.seconds.push_back(stageSeconds_[k]);
     }
+    for (const std::string& key : kernelOrder_) {
+      t.kernels.push_back(key);
+      t.kernelSeconds.push_back(kernelSeconds_.at(key));
+    }
     return t;
   }
-  void resetStageTimes() override { stageSeconds_.assign(kStageNames.size(), 0.0); }
+  void resetStageTimes() override {
+    stageSeconds_.assign(kStageNames.size(), 0.0);
+    kernelSeconds_.clear();
+    kernelOrder_.clear();
+  }
 
   long temporaryAllocations() const override { return allocator_.allocations(); }
   std::int64_t stepHostReads() const override { return stepHostReads_; }
@@ -1312,14 +1317,34 @@ class DeviceWorld final : public World {
   void launch(const char* kernel, int count, const F& functor, double bytes, double serialSteps = 0) {
     record(kernel, 1, count, bytes, serialSteps);
     if (count <= 0) return;
-    thrust::counting_iterator<int> first(0);
-    thrust::for_each(exec(), first, first + count, functor);
+    timed(kernel, [&] { System::forEach(exec(), context_, count, functor); });
   }
 
   template <class Run>
   void collective(const char* name, Run&& run, int launches, double elements, double bytes) {
     record(name, launches, elements, bytes);
-    run();
+    timed(name, run);
+  }
+
+  /// With profiling on, each kernel's (or collective's) time too: the device waited for before and
+  /// after it, so a time holds its launch cost and nothing queued around it (stageTimes().kernels).
+  template <class Work>
+  void timed(const char* kernel, Work&& work) {
+    if (!profiling_) {
+      work();
+      return;
+    }
+    System::synchronize();
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    System::synchronize();
+    const std::string key = std::string(kStageNames[currentStage_]) + ": " + kernel;
+    auto it = kernelSeconds_.find(key);
+    if (it == kernelSeconds_.end()) {
+      it = kernelSeconds_.emplace(key, 0.0).first;
+      kernelOrder_.push_back(key);
+    }
+    it->second += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   void record(const char* kernel, int launches, double elements, double bytes, double serialSteps = 0) {
@@ -1512,6 +1537,8 @@ class DeviceWorld final : public World {
   std::vector<std::string> censusOrder_;
   std::int64_t censusStepsStart_ = 0, censusReadsStart_ = 0;
   std::vector<double> stageSeconds_;
+  std::map<std::string, double> kernelSeconds_;  // "stage: kernel" → seconds (profiling)
+  std::vector<std::string> kernelOrder_;         // in the order first launched
   // Last: destroyed first (the CUDA system's graph and stream before the buffers they use).
   typename System::Context context_;
 };

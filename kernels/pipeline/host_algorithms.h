@@ -6,6 +6,8 @@
 //
 // Each backend's System (backend_cpp.cpp, backend_omp.cpp, backend_cuda.cu) offers the same
 // static functions, so the stages in device_world.inl read the same on every backend:
+//   forEach(policy, context, count, f)           f(i) for i < count: one kernel (CUDA: blocks sized
+//                                                 so that the launch spreads over every SM)
 //   exclusiveScan(policy, in, n, out)            out[i] = Σ_{k<i} in[k]
 //   stableSortByKey(policy, keys, values, n, scratch)
 //   sortKeys(policy, keys, n)
@@ -28,6 +30,9 @@
 #include <utility>
 #include <vector>
 
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
 namespace smash::pipeline {
 
 struct HostAlgorithms {
@@ -43,6 +48,13 @@ struct HostAlgorithms {
     body();
   }
   static void resetStep(Context&) {}
+  /// f(i) for every i < count, through Thrust's for_each on the system's policy (the OpenMP
+  /// system splits it over its threads).
+  template <class Policy, class F>
+  static void forEach(Policy&& policy, Context&, int count, const F& f) {
+    thrust::counting_iterator<int> first(0);
+    thrust::for_each(policy, first, first + count, f);
+  }
   /// The CUDA shape: as many threads as slots, those past the count doing nothing. The serial
   /// system keeps it, so the tests run the path CUDA takes (and compare it with OpenMP's).
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }

@@ -59,6 +59,10 @@ struct BodyPose {
 struct StageTimes {
   std::vector<std::string> names;
   std::vector<double> seconds;
+  /// The same time per kernel or collective ("stage: kernel", in launch order): each one waited
+  /// for before and after, so it holds its launch cost (the pipeline backends; empty elsewhere).
+  std::vector<std::string> kernels;
+  std::vector<double> kernelSeconds;
 };
 
 /// One kernel (or one collective: scan, sort, search) of a step as the CUDA backend launches it,

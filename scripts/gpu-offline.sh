@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# GPU verification where nothing can be installed: a machine with an NVIDIA GPU and its driver but
+# no network and none of Debian's libraries (a lent GPU box; scripts/gpu-check.sh builds on the
+# machine itself and needs both). The binaries are built on the development machine and carried:
+#
+#   scripts/gpu-offline.sh pack [BUILD]    here, after `cmake --build build/ci`: BUILD's (default
+#       build/ci) smash, smash_bench, smash_bench_pile and CUDA test binaries, stripped, with every
+#       shared library they load except the C/C++ runtime and the driver, into .gpu/smash-gpu.tar.xz
+#       (ignored by git; about 20 MB). Copy the repository with it to the GPU machine.
+#   scripts/gpu-offline.sh run [OUT]       there, in the repository root: unpacks, then runs
+#       gpu-check.sh's steps 2-4 on the carried binaries — the CUDA tests, the benchmarks with
+#       the time of every kernel measured (docs/profiling.md), and compute-sanitizer (memcheck,
+#       racecheck, initcheck, synccheck) on a small pile and on the lab scene — writing each
+#       step's output to OUT (default bench/results/<gpu-name>). Exits non-zero at the first
+#       failing test or sanitizer error; a benchmark that fails is reported and the run goes on.
+#
+# The binaries must be built for the GPU's architecture (sm_90: H100, H200) on x86-64, with a
+# glibc no newer than the GPU machine's (Debian 12's 2.36 runs on Ubuntu 24.04's 2.39).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-}
+pack=.gpu/smash-gpu.tar.xz
+
+if [ "$mode" = pack ]; then
+  build=${2:-build/ci}
+  bins="smash smash_bench smash_bench_pile tests/smash_cuda_tests tests/smash_device_math_tests"
+  stage=$(mktemp -d)
+  trap 'rm -rf "$stage"' EXIT
+  mkdir -p "$stage/bin" "$stage/lib" .gpu
+  for b in $bins; do
+    [ -x "$build/$b" ] || { echo "gpu-offline: $build/$b is missing (build the CUDA build first)" >&2; exit 1; }
+    strip -o "$stage/bin/$(basename "$b")" "$build/$b"
+  done
+  # Every library the binaries load, but the C and C++ runtime (the GPU machine's are newer) and
+  # the driver (libcuda: the GPU machine's own).
+  for b in $bins; do ldd "$build/$b"; done | awk '/=> \// {print $3}' | sort -u |
+    grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libcuda|ld-linux[^/]*)\.so' |
+    while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  tar cf - -C "$stage" bin lib | xz -6 -T0 > "$pack"
+  echo "gpu-offline: wrote $pack ($(du -h "$pack" | cut -f1)); libraries: $(ls "$stage/lib" | tr '\n' ' ')"
+  exit 0
+fi
+
+[ "$mode" = run ] || { echo "usage: scripts/gpu-offline.sh pack [BUILD] | run [OUT]" >&2; exit 2; }
+[ -f "$pack" ] || { echo "gpu-offline: $pack is missing (scripts/gpu-offline.sh pack, on the build machine)" >&2; exit 1; }
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-offline: no NVIDIA GPU visible here (nvidia-smi -L failed); nothing to verify" >&2
+  exit 2
+fi
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9.\n' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
+out=${2:-bench/results/$slug}
+mkdir -p "$out"
+model=h200
+case "$gpu" in *H100*) model=h100 ;; esac
+root=$(mktemp -d)
+tar xJf "$pack" -C "$root"
+export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export SMASH_SOURCE_DIR=$PWD  # the tests' scenes and meshes
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+bin=$root/bin
+missing=$(ldd "$bin/smash" | grep "not found" || true)
+[ -z "$missing" ] || { echo "gpu-offline: libraries not found: $missing" >&2; exit 1; }
+{ date -u +%Y-%m-%dT%H:%M:%SZ; git rev-parse HEAD 2>/dev/null || true; nvidia-smi; } > "$out/device.txt"
+echo "gpu-offline: $gpu -> $out (GPU model: $model)"
+step() { echo; echo "== $*"; }
+
+step "device math and CUDA tests"
+"$bin/smash_device_math_tests" 2>&1 | tee "$out/device_math.txt"
+"$bin/smash_cuda_tests" -d yes > "$out/cuda_tests.txt" 2>&1 || { tail -40 "$out/cuda_tests.txt"; exit 1; }
+grep -v "^[0-9.]* s: " "$out/cuda_tests.txt" | tail -3
+
+step "benchmarks (measured, with the time of every kernel), the GPU model beside them"
+bench() {  # name, command...: a failing benchmark is reported, the others still run
+  local name=$1
+  shift
+  "$@" > "$out/$name.txt" 2>&1 || echo "gpu-offline: $name failed (exit $?), see $out/$name.txt"
+  grep -E "^(cuda|omp|smash-cuda) |^MEASURED" "$out/$name.txt" || true
+}
+for scene in free resting; do
+  bench "many_bodies_$scene" "$bin/smash_bench" --backends omp,cuda --bodies 1,1024,4096,16384 --scene "$scene" \
+    --seconds 0.5 --gpu-model "$model" --machine "$slug" --out "$out/many_bodies_$scene.json"
+done
+bench many_bodies_resting_manifold8 "$bin/smash_bench" --backends cuda --bodies 1,1024,4096,16384 --scene resting \
+  --max-contacts-per-collider 8 --seconds 0.5 --machine "$slug" --out "$out/many_bodies_resting_manifold8.json"
+bench pile_rain_1k "$bin/smash_bench_pile" --scene scenes/rain_1k.json --backends omp,cuda --gpu-model "$model" \
+  --machine "$slug" --out "$out/pile_rain_1k.json"
+bench pile_rain_64k "$bin/smash_bench_pile" --scene scenes/rain_64k.json --backends cuda --frames 120 \
+  --machine "$slug" --out "$out/pile_rain_64k.json"
+step "compute-sanitizer"
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+: > "$out/compute_sanitizer.txt"
+for tool in memcheck racecheck initcheck synccheck; do
+  for scene in scenes/pile_100.json scenes/lab_bunny.json; do
+    echo "-- $tool $scene" | tee -a "$out/compute_sanitizer.txt"
+    # As in gpu-check.sh: 3 frames fail the scenes' rest checks (exit 1), not the point here.
+    # SANITIZER_SECONDS bounds each run (default 600); one that runs out is reported, not failed.
+    rc=0
+    timeout "${SANITIZER_SECONDS:-600}" "$sanitizer" --tool "$tool" --error-exitcode 9 \
+      "$bin/smash" run "$scene" --backend cuda --frames 3 --quiet >> "$out/compute_sanitizer.txt" 2>&1 || rc=$?
+    tail -1 "$out/compute_sanitizer.txt"
+    if [ "$rc" = 124 ]; then
+      echo "gpu-offline: compute-sanitizer $tool on $scene did not finish in ${SANITIZER_SECONDS:-600} s" | tee -a "$out/compute_sanitizer.txt"
+    elif [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+      echo "gpu-offline: compute-sanitizer $tool on $scene failed (exit $rc)" >&2
+      exit 1
+    fi
+  done
+done
+
+echo
+echo "gpu-offline: done; results in $out (docs/profiling.md explains how to read them)."
