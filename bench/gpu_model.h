@@ -162,8 +162,9 @@ inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, do
           {"kernels", kernels}};
 }
 
-/// The measured time of each kernel (or collective) of a profiled run (StageTimes::kernels: the
-/// device waited for before and after each, so each time holds its launch), per step, slowest
+/// The measured time of each kernel (or collective) of a pass with kernel timing on
+/// (StageTimes::kernels: the device waited for before and after each, so each time holds its
+/// launch), per step, slowest
 /// first: which kernel a stage's time is. Printed (the `rows` slowest) and returned as JSON (all).
 inline nlohmann::json printMeasuredKernels(const StageTimes& t, double steps, const std::string& label,
                                            std::size_t rows = 12) {
@@ -183,7 +184,7 @@ inline nlohmann::json printMeasuredKernels(const StageTimes& t, double steps, co
     const std::size_t i = order[k];
     const double us = t.kernelSeconds[i] / steps * 1e6;
     if (k < rows)
-      std::printf("  %-70s %11.1f %5.1f%%\n", t.kernels[i].c_str(), us, total > 0 ? 100 * t.kernelSeconds[i] / total : 0);
+      std::printf("  %-84s %11.1f %5.1f%%\n", t.kernels[i].c_str(), us, total > 0 ? 100 * t.kernelSeconds[i] / total : 0);
     out.push_back({{"kernel", t.kernels[i]}, {"measured_us_per_step", us}});
   }
   if (order.size() > rows) std::printf("  (%zu more)\n", order.size() - rows);

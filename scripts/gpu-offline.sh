@@ -29,14 +29,21 @@ if [ "$mode" = pack ]; then
   mkdir -p "$stage/bin" "$stage/lib" .gpu
   for b in $bins; do
     [ -x "$build/$b" ] || { echo "gpu-offline: $build/$b is missing (build the CUDA build first)" >&2; exit 1; }
-    strip -o "$stage/bin/$(basename "$b")" "$build/$b"
+    # Host symbols stay (compute-sanitizer's backtraces name functions); debug sections go.
+    strip --strip-debug -o "$stage/bin/$(basename "$b")" "$build/$b"
+    if ldd "$build/$b" | grep -q "not found"; then
+      echo "gpu-offline: $build/$b has libraries that are not found here:" >&2
+      ldd "$build/$b" | grep "not found" >&2
+      exit 1
+    fi
   done
-  # Every library the binaries load, but the C and C++ runtime (the GPU machine's are newer) and
-  # the driver (libcuda: the GPU machine's own).
+  # Every library the binaries load, but glibc's own (the GPU machine's is newer), the C++ runtime
+  # and the driver (libcuda: the GPU machine's own).
   for b in $bins; do ldd "$build/$b"; done | awk '/=> \// {print $3}' | sort -u |
-    grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libcuda|ld-linux[^/]*)\.so' |
+    grep -Ev '/(libc|libm|libmvec|libdl|librt|libresolv|libpthread|libstdc\+\+|libgcc_s|libcuda|ld-linux[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
-  tar cf - -C "$stage" bin lib | xz -6 -T0 > "$pack"
+  { git describe --always --dirty 2>/dev/null || echo unknown; date -u +%Y-%m-%dT%H:%M:%SZ; } > "$stage/BUILT_FROM"
+  tar cf - -C "$stage" bin lib BUILT_FROM | xz -6 -T0 > "$pack"
   echo "gpu-offline: wrote $pack ($(du -h "$pack" | cut -f1)); libraries: $(ls "$stage/lib" | tr '\n' ' ')"
   exit 0
 fi
@@ -52,22 +59,34 @@ slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9.\n' '-' | sed 's/--*/-/g; s/
 out=${2:-bench/results/$slug}
 mkdir -p "$out"
 model=h200
-case "$gpu" in *H100*) model=h100 ;; esac
+case "$gpu" in
+  *H100*) model=h100 ;;
+  *H200*) ;;
+  *) echo "gpu-offline: no model of $gpu; its measurements are printed beside the H200 model" ;;
+esac
 root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
 tar xJf "$pack" -C "$root"
 export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export SMASH_SOURCE_DIR=$PWD  # the tests' scenes and meshes
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 bin=$root/bin
-missing=$(ldd "$bin/smash" | grep "not found" || true)
-[ -z "$missing" ] || { echo "gpu-offline: libraries not found: $missing" >&2; exit 1; }
-{ date -u +%Y-%m-%dT%H:%M:%SZ; git rev-parse HEAD 2>/dev/null || true; nvidia-smi; } > "$out/device.txt"
+for b in "$bin"/*; do
+  missing=$(ldd "$b" | grep "not found" || true)
+  [ -z "$missing" ] || { echo "gpu-offline: $(basename "$b"): libraries not found: $missing" >&2; exit 1; }
+done
+{ date -u +%Y-%m-%dT%H:%M:%SZ; echo "binaries built from: $(head -1 "$root/BUILT_FROM")"; nvidia-smi; } > "$out/device.txt"
 echo "gpu-offline: $gpu -> $out (GPU model: $model)"
 step() { echo; echo "== $*"; }
 
 step "device math and CUDA tests"
 "$bin/smash_device_math_tests" 2>&1 | tee "$out/device_math.txt"
-"$bin/smash_cuda_tests" -d yes > "$out/cuda_tests.txt" 2>&1 || { tail -40 "$out/cuda_tests.txt"; exit 1; }
+"$bin/smash_cuda_tests" -d yes > "$out/cuda_tests.txt" 2>&1 || {
+  rc=$?
+  tail -40 "$out/cuda_tests.txt"
+  [ "$rc" = 77 ] && echo "gpu-offline: the CUDA tests were skipped although nvidia-smi sees a GPU" >&2
+  exit 1
+}
 grep -v "^[0-9.]* s: " "$out/cuda_tests.txt" | tail -3
 
 step "benchmarks (measured, with the time of every kernel), the GPU model beside them"
@@ -91,6 +110,7 @@ bench pile_rain_64k "$bin/smash_bench_pile" --scene scenes/rain_64k.json --backe
   --machine "$slug" --out "$out/pile_rain_64k.json"
 step "compute-sanitizer"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$sanitizer" ] || { echo "gpu-offline: compute-sanitizer not found; the sanitizer step is not run" >&2; exit 1; }
 : > "$out/compute_sanitizer.txt"
 for tool in memcheck racecheck initcheck synccheck; do
   for scene in scenes/pile_100.json scenes/lab_bunny.json; do

@@ -124,19 +124,26 @@ int main() {
   CUDA_CHECK(cudaGetLastError());
   std::vector<Result> results(n);
   CUDA_CHECK(cudaMemcpy(results.data(), dResults, n * sizeof(Result), cudaMemcpyDeviceToHost));
-  int failures = 0;
+  int failures = 0, singular = 0;
   for (int i = 0; i < n; ++i) {
     Result h = evaluate(samples[i], colliders.data(), int(colliders.size()));
     const Result& d = results[i];
     const float err = std::fabs(h.phi - d.phi) + glm::length(h.gradient - d.gradient) +
                       glm::length(h.response - d.response) + 1e-3f * glm::length(h.force - d.force);
     // The rotation: host and device each within 10⁻⁵ κ (10⁻⁴ up to κ = 10) of the double-precision
-    // rotation. Over these 65,536 samples the host's worst is a tenth of that bound (κ up to 1,486).
+    // rotation, and at κ ≤ 10 within 10⁻⁴ of each other as before. Over these 65,536 samples the
+    // host's worst is a tenth of that bound (κ up to 1,486; measured 2026-11-26). A sample with
+    // κ > 10⁴ (none here) is counted and not held to the bound: rounding alone can move it anywhere.
     const smash::Mat3<double> exact = smash::optimalRotation(smash::Mat3<double>(samples[i].A), smash::Mat3<double>(1.0));
-    const double rotationBound = 1e-5 * std::fmax(10.0, polarConditioning(samples[i].A));
+    const double kappa = polarConditioning(samples[i].A);
+    const bool checked = kappa <= 1e4;
+    if (!checked) ++singular;
+    const double rotationBound = 1e-5 * std::fmax(10.0, kappa);
     const double hostR = rotationError(h.R, exact), deviceR = rotationError(d.R, exact);
+    const bool agree = kappa > 10 || rotationError(d.R, smash::Mat3<double>(h.R)) < 1e-4;
+    const bool rotationOk = !checked || (agree && hostR < rotationBound && deviceR < rotationBound);
     const float det = glm::determinant(d.R);
-    if (!(err < 1e-4f) || !(hostR < rotationBound) || !(deviceR < rotationBound) || !(std::fabs(det - 1.0f) < 1e-5f)) {
+    if (!(err < 1e-4f) || !rotationOk || !(std::fabs(det - 1.0f) < 1e-5f)) {
       if (failures < 5)
         std::fprintf(stderr, "sample %d: host/device differ by %g; rotation from the double one: host %g, device %g, bound %g (det %g)\n",
                      i, err, hostR, deviceR, rotationBound, det);
@@ -146,6 +153,6 @@ int main() {
   CUDA_CHECK(cudaFree(dSamples));
   CUDA_CHECK(cudaFree(dColliders));
   CUDA_CHECK(cudaFree(dResults));
-  std::printf("%d samples, %d failures\n", n, failures);
-  return failures == 0 ? 0 : 1;
+  std::printf("%d samples, %d failures, %d nearly singular (rotation not checked)\n", n, failures, singular);
+  return failures == 0 && singular < n / 100 ? 0 : 1;
 }

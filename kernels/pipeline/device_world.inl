@@ -1134,6 +1134,7 @@ class DeviceWorld final : public World {
   }
 
   void setProfiling(bool on) override { profiling_ = on; }
+  void setKernelTiming(bool on) override { kernelTiming_ = on; }
   StageTimes stageTimes() const override {
     StageTimes t;
     for (std::size_t k = 0; k < kStageNames.size(); ++k) {
@@ -1326,11 +1327,12 @@ class DeviceWorld final : public World {
     timed(name, run);
   }
 
-  /// With profiling on, each kernel's (or collective's) time too: the device waited for before and
-  /// after it, so a time holds its launch cost and nothing queued around it (stageTimes().kernels).
+  /// With profiling and kernel timing on, each kernel's (or collective's) time too: the device
+  /// waited for before and after it, so a time holds its launch cost and nothing queued around it
+  /// (stageTimes().kernels).
   template <class Work>
   void timed(const char* kernel, Work&& work) {
-    if (!profiling_) {
+    if (!profiling_ || !kernelTiming_) {
       work();
       return;
     }
@@ -1529,6 +1531,7 @@ class DeviceWorld final : public World {
   Vector<long long> stepIndex_;  // (1) the step being taken, on the device (AdvanceStep)
   CachingAllocator<System> allocator_;
   bool profiling_ = false;
+  bool kernelTiming_ = false;  // with profiling_: a wait around every kernel (timed)
   std::int64_t steps_ = 0;
   std::int64_t stepHostReads_ = 0;
   bool census_ = false;

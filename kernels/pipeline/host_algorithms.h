@@ -52,6 +52,7 @@ struct HostAlgorithms {
   /// system splits it over its threads).
   template <class Policy, class F>
   static void forEach(Policy&& policy, Context&, int count, const F& f) {
+    if (count <= 0) return;
     thrust::counting_iterator<int> first(0);
     thrust::for_each(policy, first, first + count, f);
   }

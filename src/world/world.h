@@ -59,8 +59,9 @@ struct BodyPose {
 struct StageTimes {
   std::vector<std::string> names;
   std::vector<double> seconds;
-  /// The same time per kernel or collective ("stage: kernel", in launch order): each one waited
-  /// for before and after, so it holds its launch cost (the pipeline backends; empty elsewhere).
+  /// With kernel timing on as well (setKernelTiming), the time per kernel or collective ("stage:
+  /// kernel", in launch order): each one waited for before and after, so it holds its launch cost,
+  /// and the stage times of such a pass hold those waits too (the pipeline backends; empty elsewhere).
   std::vector<std::string> kernels;
   std::vector<double> kernelSeconds;
 };
@@ -202,6 +203,9 @@ class World {
 
   virtual void setProfiling(bool on) = 0;
   virtual StageTimes stageTimes() const = 0;
+  /// While profiling: also time every kernel, waiting for the device before and after each
+  /// (StageTimes::kernels). Off by default: the waits inflate the stage times of the same pass.
+  virtual void setKernelTiming(bool /*on*/) {}
   virtual void resetStageTimes() = 0;
 };
 
