@@ -134,13 +134,9 @@ Measurement runWorld(smash::World& world, double minSeconds) {
   for (int s = 0; s < m.steps; ++s) world.step();
   m.stages = world.stageTimes();
   if (world.backend() == smash::Backend::Cuda) {
-    world.setKernelTiming(true);
-    world.resetStageTimes();
-    for (int s = 0; s < m.steps; ++s) world.step();
-    const smash::StageTimes kernels = world.stageTimes();
+    const smash::StageTimes kernels = smash::bench::timeKernels(world, m.steps);
     m.stages.kernels = kernels.kernels;
     m.stages.kernelSeconds = kernels.kernelSeconds;
-    world.setKernelTiming(false);
   }
   world.setProfiling(false);
   return m;

@@ -208,14 +208,9 @@ int main(int argc, char** argv) {
         const smash::StageTimes t = world->stageTimes();
         for (std::size_t k = 0; k < t.names.size(); ++k)
           if (t.seconds[k] > 0) r.stages[t.names[k]] = t.seconds[k] / 20 * 1e3;
-        if (backend == smash::Backend::Cuda) {  // 20 more with every kernel timed (its own pass: the waits)
-          world->setKernelTiming(true);
-          world->resetStageTimes();
-          for (int s = 0; s < 20; ++s) world->step();
-          r.kernels = smash::bench::printMeasuredKernels(world->stageTimes(), 20,
+        if (backend == smash::Backend::Cuda)  // 20 more with every kernel timed
+          r.kernels = smash::bench::printMeasuredKernels(smash::bench::timeKernels(*world, 20), 20,
                                                          name + ", " + scene.name + ", 20 steps after the run");
-          world->setKernelTiming(false);
-        }
         world->setProfiling(false);
       }
       results.push_back(r);

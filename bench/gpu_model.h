@@ -162,6 +162,18 @@ inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, do
           {"kernels", kernels}};
 }
 
+/// `steps` more steps of a profiled world with every kernel timed (World::setKernelTiming): a pass
+/// of its own, since its waits would inflate the stage times of the pass they share. Profiling
+/// stays as it was; the world's stage times are reset.
+inline StageTimes timeKernels(World& world, long steps) {
+  world.setKernelTiming(true);
+  world.resetStageTimes();
+  for (long s = 0; s < steps; ++s) world.step();
+  StageTimes t = world.stageTimes();
+  world.setKernelTiming(false);
+  return t;
+}
+
 /// The measured time of each kernel (or collective) of a pass with kernel timing on
 /// (StageTimes::kernels: the device waited for before and after each, so each time holds its
 /// launch), per step, slowest

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # GPU verification where nothing can be installed: a machine with an NVIDIA GPU and its driver but
-# no network and none of Debian's libraries (a lent GPU box; scripts/gpu-check.sh builds on the
-# machine itself and needs both). The binaries are built on the development machine and carried:
+# no network and none of Debian's libraries (a lent GPU box). The binaries are built on the
+# development machine and carried (scripts/gpu-check.sh runs the same two steps on one machine
+# that can install and build):
 #
 #   scripts/gpu-offline.sh pack [BUILD]    here, after `cmake --build build/ci`: BUILD's (default
 #       build/ci) smash, smash_bench, smash_bench_pile and CUDA test binaries, stripped, with every
 #       shared library they load except the C/C++ runtime and the driver, into .gpu/smash-gpu.tar.xz
 #       (ignored by git; about 20 MB). Copy the repository with it to the GPU machine.
-#   scripts/gpu-offline.sh run [OUT]       there, in the repository root: unpacks, then runs
-#       gpu-check.sh's steps 2-4 on the carried binaries — the CUDA tests, the benchmarks with
+#   scripts/gpu-offline.sh run [OUT] [--quick]   there, in the repository root: unpacks, then
+#       runs on the carried binaries the CUDA tests, the benchmarks (--quick: smaller) with
 #       the time of every kernel measured (docs/profiling.md), and compute-sanitizer (memcheck,
 #       racecheck, initcheck, synccheck) on a small pile and on the lab scene — writing each
 #       step's output to OUT (default bench/results/<gpu-name>). Exits non-zero at the first
@@ -48,7 +49,15 @@ if [ "$mode" = pack ]; then
   exit 0
 fi
 
-[ "$mode" = run ] || { echo "usage: scripts/gpu-offline.sh pack [BUILD] | run [OUT]" >&2; exit 2; }
+[ "$mode" = run ] || { echo "usage: scripts/gpu-offline.sh pack [BUILD] | run [OUT] [--quick]" >&2; exit 2; }
+shift
+out="" quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    *) out=$arg ;;
+  esac
+done
 [ -f "$pack" ] || { echo "gpu-offline: $pack is missing (scripts/gpu-offline.sh pack, on the build machine)" >&2; exit 1; }
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu-offline: no NVIDIA GPU visible here (nvidia-smi -L failed); nothing to verify" >&2
@@ -56,7 +65,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9.\n' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
-out=${2:-bench/results/$slug}
+out=${out:-bench/results/$slug}
 mkdir -p "$out"
 model=h200
 case "$gpu" in
@@ -96,17 +105,19 @@ bench() {  # name, command...: a failing benchmark is reported, the others still
   "$@" > "$out/$name.txt" 2>&1 || echo "gpu-offline: $name failed (exit $?), see $out/$name.txt"
   grep -E "^(cuda|omp|smash-cuda) |^MEASURED" "$out/$name.txt" || true
 }
+bodies=1,1024,4096,16384 frames64k=60
+[ "$quick" = 1 ] && bodies=1,1024 frames64k=10
 for scene in free resting; do
-  bench "many_bodies_$scene" "$bin/smash_bench" --backends omp,cuda --bodies 1,1024,4096,16384 --scene "$scene" \
+  bench "many_bodies_$scene" "$bin/smash_bench" --backends omp,cuda --bodies "$bodies" --scene "$scene" \
     --seconds 0.5 --gpu-model "$model" --machine "$slug" --out "$out/many_bodies_$scene.json"
 done
-bench many_bodies_resting_manifold8 "$bin/smash_bench" --backends cuda --bodies 1,1024,4096,16384 --scene resting \
+bench many_bodies_resting_manifold8 "$bin/smash_bench" --backends cuda --bodies "$bodies" --scene resting \
   --max-contacts-per-collider 8 --seconds 0.5 --machine "$slug" --out "$out/many_bodies_resting_manifold8.json"
 # The piles on CUDA alone: their GPU model reruns the whole pile on the OpenMP backend (minutes on
 # 16 threads; the development machine prints it: docs/profiling.md).
 bench pile_rain_1k "$bin/smash_bench_pile" --scene scenes/rain_1k.json --backends cuda \
   --machine "$slug" --out "$out/pile_rain_1k.json"
-bench pile_rain_64k "$bin/smash_bench_pile" --scene scenes/rain_64k.json --backends cuda --frames 60 \
+bench pile_rain_64k "$bin/smash_bench_pile" --scene scenes/rain_64k.json --backends cuda --frames "$frames64k" \
   --machine "$slug" --out "$out/pile_rain_64k.json"
 step "compute-sanitizer"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
