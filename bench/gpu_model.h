@@ -9,8 +9,10 @@
 // device-to-device figures); a kernel launch costs 2.5 µs in a stream and 1.0 µs in a CUDA graph;
 // a host read (copy + wait) costs 10 µs. A kernel whose threads loop over a body's or a pair's
 // particles or contacts is priced by its longest loop too (LaunchRecord::serialSteps): one
-// iteration — an SDF sample or one contact's impulse update, about 200 dependent cycles — at
-// 0.1 µs; the table marks those stages [serial loops] (kernels/gpu_budget.txt names them).
+// iteration — an SDF sample or one contact's impulse update — at 0.8 µs, as measured on an H200
+// (bench/results/nvidia-h200: one resting bunny's SolveColliderContacts, 2.26 ms for about 2,900
+// dependent contact updates; the first price, 0.1 µs for ~200 dependent cycles, was 8 times too
+// cheap); the table marks those stages [serial loops] (kernels/gpu_budget.txt names them).
 #pragma once
 
 #include <algorithm>
@@ -31,13 +33,13 @@ struct GpuSpec {
   double launchSeconds = 2.5e-6;
   double graphLaunchSeconds = 1.0e-6;
   double hostReadSeconds = 10e-6;
-  double serialStepSeconds = 0.1e-6;
+  double serialStepSeconds = 0.8e-6;
   int smCount = 0;
 };
 
 inline GpuSpec gpuSpec(const std::string& name) {
-  if (name == "h200") return {"H200 (model)", 4.3e12, 2.5e-6, 1.0e-6, 10e-6, 0.1e-6, 132};
-  if (name == "h100") return {"H100 (model)", 3.0e12, 2.5e-6, 1.0e-6, 10e-6, 0.1e-6, 132};
+  if (name == "h200") return {"H200 (model)", 4.3e12, 2.5e-6, 1.0e-6, 10e-6, 0.8e-6, 132};
+  if (name == "h100") return {"H100 (model)", 3.0e12, 2.5e-6, 1.0e-6, 10e-6, 0.8e-6, 132};
   throw InputError("--gpu-model: unknown GPU '" + name + "' (h100 or h200)");
 }
 

@@ -8,11 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
+#include "core/random.h"
 #include "math/contact_solver.h"
 #include "math/rotation.h"
 #include "pipeline/backends.h"
+#include "pipeline/step_kernels.h"
 #include "reference/reference_world.h"
 #include "test_util.h"
 #include "world/world.h"
@@ -331,6 +334,51 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
     const auto b = stepBothLayouts(scene, 600);
     CHECK(b->sleepingBodies() == static_cast<std::int64_t>(scene.bodies.size()));
   }
+}
+
+TEST_CASE("world: the SSE loops of a free body give the scalar loops' bits", "[world][determinism]") {
+#if SMASH_SSE_BODY_LOOPS
+  // FusedBodyStep on x86-64 sums and projects a body no collider can reach four floats at a time
+  // (step_kernels.h freeBodySums, projectBody); each lane must do what the scalar code does.
+  using namespace smash::pipeline;
+  smash::Random random(20261126);
+  auto f = [&](double lo, double hi) { return static_cast<float>(random.uniform(lo, hi)); };
+  auto v3 = [&](double lo, double hi) {
+    const float x = f(lo, hi), y = f(lo, hi), z = f(lo, hi);
+    return V3(x, y, z);
+  };
+  for (int count : {1, 31, 32, 33, 200, 3483}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      INFO("count " << count << ", trial " << trial);
+      StepParams p;
+      p.h = f(1e-4, 0.05);
+      p.gravity = trial == 0 ? V3(-0.0f, -9.81f, 0.0f) : v3(-20, 20);
+      p.linearDamping = trial == 1 ? 1.0f : f(0.99, 1.0);
+      BodyData b{};
+      b.centre = v3(-1e3, 1e3);
+      const glm::dvec3 axis = random.uniform3(-1, 1);
+      b.rotation = M3(smash::rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(axis))));
+      b.velocity = v3(-5, 5);
+      b.angularVelocity = v3(-20, 20);
+      std::vector<Float4> rest(count), x(count), v(count);
+      for (int i = 0; i < count; ++i) {
+        rest[i] = Float4(v3(-0.5, 0.5), f(1e-3, 2));
+        x[i] = Float4(b.centre + v3(-0.5, 0.5), 0.0f);
+        v[i] = Float4(v3(-10, 10), 0.0f);
+      }
+      const MatchSums sse = freeBodySums(p, b, rest.data(), x.data(), v.data(), count);
+      const MatchSums scalar = fusedBodySums(p, b, rest.data(), x.data(), v.data(), count);
+      CHECK(std::memcmp(&sse, &scalar, sizeof(MatchSums)) == 0);
+      std::vector<Float4> xs = x, vs = v;
+      projectBody(b, rest.data(), x.data(), v.data(), count);
+      for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), xs[i], vs[i]);
+      CHECK(std::memcmp(x.data(), xs.data(), count * sizeof(Float4)) == 0);
+      CHECK(std::memcmp(v.data(), vs.data(), count * sizeof(Float4)) == 0);
+    }
+  }
+#else
+  SUCCEED("no SSE loops on this CPU: FusedBodyStep runs the scalar loops");
+#endif
 }
 
 TEST_CASE("world: edge cases", "[world]") {

@@ -16,6 +16,11 @@
 #include "math/sleep.h"
 #include "math/watchdog.h"
 
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#define SMASH_SSE_BODY_LOOPS 1
+#endif
+
 namespace smash::pipeline {
 
 using V3 = Vec3<float>;
@@ -1904,6 +1909,100 @@ struct ProjectBodies {
 /// The whole step of one body in one pass over its particles, which stay in cache between the
 /// loops: the CPU strategy (one body per thread). The per-particle strategy runs the same
 /// functors as separate parallel passes with a segmented reduction in between.
+/// FusedBodyStep's matching sums: integrate each particle (the velocity only feeds the sums: the
+/// projection overwrites v) and sum in IntegrateChunkSums + BodyMatchSums' order (bitwise equal
+/// strategies).
+SMASH_HD MatchSums fusedBodySums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
+                                 const Float4* v, int count) {
+  MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
+  for (int i = 0; i < count; ++i) {
+    const V3 xi = xyz(x[i]);
+    const V3 vi = integrateVelocity(p, b, rest[i].w, xi, xyz(v[i]));
+    accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
+    if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
+      sums = AddMatchSums()(sums, chunk);
+      chunk = zeroMatchSums();
+    }
+  }
+  return sums;
+}
+
+#if SMASH_SSE_BODY_LOOPS
+// FusedBodyStep's two loops over a body's particles, four floats to an SSE register (CPU builds
+// on x86-64, where SSE2 is always there; the GPU and other CPUs run the scalar loops). Each lane
+// does the scalar code's operations on one component, in the same order, with no FMA, so the
+// bits are the same (tests/test_determinism.cpp: the golden hashes; the strategies' bitwise
+// parity). Measured (docs/solver.md): the scalar loops kept 17 running sums on the stack and
+// did every component with its own instruction.
+namespace sse {
+inline __m128 load(const Float4& f) { return _mm_load_ps(&f.x); }
+inline __m128 set(const V3& v) { return _mm_setr_ps(v.x, v.y, v.z, 0.0f); }
+template <int L>
+inline __m128 broadcast(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(L, L, L, L)); }
+inline __m128 yzx(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 0, 2, 1)); }
+inline __m128 zxy(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 1, 0, 2)); }
+/// glm::cross's lanes: x.y y.z − y.y x.z, x.z y.x − y.z x.x, x.x y.y − y.x x.y.
+inline __m128 cross(__m128 x, __m128 y) {
+  return _mm_sub_ps(_mm_mul_ps(yzx(x), zxy(y)), _mm_mul_ps(yzx(y), zxy(x)));
+}
+inline V3 xyz(__m128 a) {
+  alignas(16) float f[4];
+  _mm_store_ps(f, a);
+  return V3(f[0], f[1], f[2]);
+}
+inline __m128 xyzOnly(__m128 a) { return _mm_and_ps(a, _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0))); }
+}  // namespace sse
+
+/// FusedBodyStep's matching sums of a body no collider can reach (integrateVelocity without
+/// colliders: v ← (v + h (g + 0/m)) · damping), chunk by chunk as the scalar loop sums them.
+inline MatchSums freeBodySums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
+                              const Float4* v, int count) {
+  const __m128 h = _mm_set1_ps(p.h), g = sse::set(p.gravity), zero = _mm_setzero_ps();
+  const __m128 damping = _mm_set1_ps(p.linearDamping), centre = sse::set(b.centre);
+  MatchSums sums = zeroMatchSums();
+  for (int first = 0; first < count; first += kMatchChunk) {
+    __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
+    const int end = first + kMatchChunk < count ? first + kMatchChunk : count;
+    for (int i = first; i < end; ++i) {
+      const __m128 r = sse::load(rest[i]);
+      const __m128 m = sse::broadcast<3>(r);
+      const __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), _mm_mul_ps(h, _mm_add_ps(g, _mm_div_ps(zero, m)))),
+                                   damping);
+      const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
+      const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
+      my = _mm_add_ps(my, myi);
+      myrX = _mm_add_ps(myrX, _mm_mul_ps(myi, sse::broadcast<0>(r)));
+      myrY = _mm_add_ps(myrY, _mm_mul_ps(myi, sse::broadcast<1>(r)));
+      myrZ = _mm_add_ps(myrZ, _mm_mul_ps(myi, sse::broadcast<2>(r)));
+      mom = _mm_add_ps(mom, _mm_mul_ps(m, vi));
+      ang = _mm_add_ps(ang, _mm_mul_ps(m, sse::cross(xRel, vi)));
+    }
+    MatchSums chunk;
+    chunk.my = sse::xyz(my);
+    chunk.myr = M3(sse::xyz(myrX), sse::xyz(myrY), sse::xyz(myrZ));
+    chunk.p = sse::xyz(mom);
+    chunk.l = sse::xyz(ang);
+    sums = AddMatchSums()(sums, chunk);
+  }
+  return sums;
+}
+
+/// FusedBodyStep's projection (projectParticle) of a body's particles.
+inline void projectBody(const BodyData& b, const Float4* rest, Float4* x, Float4* v, int count) {
+  const __m128 c0 = sse::set(b.rotation[0]), c1 = sse::set(b.rotation[1]), c2 = sse::set(b.rotation[2]);
+  const __m128 centre = sse::set(b.centre), velocity = sse::set(b.velocity), omega = sse::set(b.angularVelocity);
+  for (int i = 0; i < count; ++i) {
+    const __m128 q = sse::load(rest[i]);
+    // glm's R q: (R₀ q.x + R₁ q.y) + R₂ q.z per row.
+    const __m128 r = sse::xyzOnly(_mm_add_ps(_mm_add_ps(_mm_mul_ps(c0, sse::broadcast<0>(q)),
+                                                        _mm_mul_ps(c1, sse::broadcast<1>(q))),
+                                             _mm_mul_ps(c2, sse::broadcast<2>(q))));
+    _mm_store_ps(&x[i].x, sse::xyzOnly(_mm_add_ps(centre, r)));
+    _mm_store_ps(&v[i].x, sse::xyzOnly(_mm_add_ps(velocity, sse::cross(omega, r))));
+  }
+}
+#endif
+
 struct FusedBodyStep {
   StepParams p;
   bool shapeMatching;
@@ -1930,19 +2029,12 @@ struct FusedBodyStep {
           anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape], 0.0f);
         if (!anyInside) local.colliderCount = 0;
       }
-      // The same summation order as IntegrateChunkSums + BodyMatchSums (bitwise equal strategies).
-      MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
-      for (int i = 0; i < count; ++i) {
-        const V3 xi = xyz(x[i]);
-        // The integrated velocity only feeds the sums (projection overwrites v): not stored.
-        const V3 vi = integrateVelocity(local, b, rest[i].w, xi, xyz(v[i]));
-        accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
-        if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
-          sums = AddMatchSums()(sums, chunk);
-          chunk = zeroMatchSums();
-        }
-      }
-      p.sums[bodyIndex] = sums;
+#if SMASH_SSE_BODY_LOOPS
+      if (local.colliderCount == 0)
+        p.sums[bodyIndex] = freeBodySums(p, b, rest, x, v, count);
+      else
+#endif
+        p.sums[bodyIndex] = fusedBodySums(local, b, rest, x, v, count);
       MatchBodies{p}(bodyIndex);
     } else {
       ImpulseBodies{p}(bodyIndex);
@@ -1950,7 +2042,11 @@ struct FusedBodyStep {
     if (p.deferContacts) return;  // projected after the body–body phase
     BodyData b = p.bodies[bodyIndex];
     if (sleepAlone(p, b)) p.bodies[bodyIndex] = b;
+#if SMASH_SSE_BODY_LOOPS
+    projectBody(b, rest, x, v, count);
+#else
     for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), x[i], v[i]);
+#endif
   }
 };
 
