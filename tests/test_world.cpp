@@ -336,10 +336,11 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
   }
 }
 
-TEST_CASE("world: the SSE loops of a free body give the scalar loops' bits", "[world][determinism]") {
+TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world][determinism]") {
 #if SMASH_SSE_BODY_LOOPS
-  // FusedBodyStep on x86-64 sums and projects a body no collider can reach four floats at a time
-  // (step_kernels.h freeBodySums, projectBody); each lane must do what the scalar code does.
+  // FusedBodyStep on x86-64 sums (with impulse contacts) and projects a body four floats at a
+  // time (step_kernels.h sseBodySums, projectBody); each lane must do what the scalar code does,
+  // with particles inside colliders (their impulse response) and without colliders.
   using namespace smash::pipeline;
   smash::Random random(20261126);
   auto f = [&](double lo, double hi) { return static_cast<float>(random.uniform(lo, hi)); };
@@ -360,13 +361,27 @@ TEST_CASE("world: the SSE loops of a free body give the scalar loops' bits", "[w
       b.rotation = M3(smash::rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(axis))));
       b.velocity = v3(-5, 5);
       b.angularVelocity = v3(-20, 20);
+      // Trials 2 and 3: a plane through the body and a sphere around part of it.
+      smash::Collider<float> colliders[2];
+      colliders[0].type = smash::ColliderType::Plane;
+      colliders[0].point = b.centre + v3(-0.1, 0.1);
+      colliders[0].normal = glm::normalize(v3(-1, 1));
+      colliders[1].type = smash::ColliderType::Sphere;
+      colliders[1].point = b.centre + v3(-0.3, 0.3);
+      colliders[1].radius = f(0.1, 0.4);
+      p.colliders = colliders;
+      p.colliderCount = trial < 2 ? 0 : trial - 1;
+      p.penetrationSlop = trial == 2 ? 0.0f : 1e-3f;
+      p.restitutionThreshold = f(0, 1);
+      b.restitution = f(0, 1);
+      b.friction = f(0, 1);
       std::vector<Float4> rest(count), x(count), v(count);
       for (int i = 0; i < count; ++i) {
         rest[i] = Float4(v3(-0.5, 0.5), f(1e-3, 2));
         x[i] = Float4(b.centre + v3(-0.5, 0.5), 0.0f);
         v[i] = Float4(v3(-10, 10), 0.0f);
       }
-      const MatchSums sse = freeBodySums(p, b, rest.data(), x.data(), v.data(), count);
+      const MatchSums sse = sseBodySums(p, b, rest.data(), x.data(), v.data(), count);
       const MatchSums scalar = fusedBodySums(p, b, rest.data(), x.data(), v.data(), count);
       CHECK(std::memcmp(&sse, &scalar, sizeof(MatchSums)) == 0);
       std::vector<Float4> xs = x, vs = v;

@@ -1953,10 +1953,11 @@ inline V3 xyz(__m128 a) {
 inline __m128 xyzOnly(__m128 a) { return _mm_and_ps(a, _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0))); }
 }  // namespace sse
 
-/// FusedBodyStep's matching sums of a body no collider can reach (integrateVelocity without
-/// colliders: v ← (v + h (g + 0/m)) · damping), chunk by chunk as the scalar loop sums them.
-inline MatchSums freeBodySums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
-                              const Float4* v, int count) {
+/// FusedBodyStep's matching sums with impulse contacts (or no collider within reach), chunk by
+/// chunk as the scalar loop sums them: integrateVelocity's v ← (v + h (g + 0/m)) · damping in
+/// SSE, then, per collider, its impulse response where the particle is inside (scalar: an SDF).
+inline MatchSums sseBodySums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
+                             const Float4* v, int count) {
   const __m128 h = _mm_set1_ps(p.h), g = sse::set(p.gravity), zero = _mm_setzero_ps();
   const __m128 damping = _mm_set1_ps(p.linearDamping), centre = sse::set(b.centre);
   MatchSums sums = zeroMatchSums();
@@ -1966,8 +1967,21 @@ inline MatchSums freeBodySums(const StepParams& p, const BodyData& b, const Floa
     for (int i = first; i < end; ++i) {
       const __m128 r = sse::load(rest[i]);
       const __m128 m = sse::broadcast<3>(r);
-      const __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), _mm_mul_ps(h, _mm_add_ps(g, _mm_div_ps(zero, m)))),
-                                   damping);
+      __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), _mm_mul_ps(h, _mm_add_ps(g, _mm_div_ps(zero, m)))),
+                             damping);
+      if (p.colliderCount > 0) {
+        const V3 at = xyz(x[i]);
+        V3 vs = sse::xyz(vi);
+        bool inside = false;
+        for (int k = 0; k < p.colliderCount; ++k) {
+          const SdfSample<float> s = sdfCollider(p.colliders[k], at);
+          if (s.phi < -p.penetrationSlop) {
+            vs = impulseResponse(vs, s.gradient, bodyMaterial(p, b));
+            inside = true;
+          }
+        }
+        if (inside) vi = sse::set(vs);
+      }
       const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
       const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
       my = _mm_add_ps(my, myi);
@@ -2030,8 +2044,8 @@ struct FusedBodyStep {
         if (!anyInside) local.colliderCount = 0;
       }
 #if SMASH_SSE_BODY_LOOPS
-      if (local.colliderCount == 0)
-        p.sums[bodyIndex] = freeBodySums(p, b, rest, x, v, count);
+      if (local.impulseContacts || local.colliderCount == 0)
+        p.sums[bodyIndex] = sseBodySums(local, b, rest, x, v, count);
       else
 #endif
         p.sums[bodyIndex] = fusedBodySums(local, b, rest, x, v, count);
