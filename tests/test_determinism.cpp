@@ -85,7 +85,7 @@ struct Pinned {
 // in SSE changed no hash (the same operations per lane). Issue 11: a body's bounce off colliders
 // is taken at its first contact's time of impact (firstImpact): with each contact's own time, the
 // points that would arrive later in the step (a sphere's next rings, a side face's lowest row)
-// set the rebound as if the body had fallen until then, and a 642-point sphere or a 400-point box
+// set the rebound as if the body had fallen until then, and an examiner's 642-point sphere or 400-point box
 // rose about 6% higher at every bounce with e = 1: every hash changed (the bunnies land on the
 // ground and the lab's wall).
 const Pinned kPinned[] = {

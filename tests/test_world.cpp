@@ -380,6 +380,8 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
         rest[i] = Float4(v3(-0.5, 0.5), f(1e-3, 2));
         x[i] = Float4(b.centre + v3(-0.5, 0.5), 0.0f);
         v[i] = Float4(v3(-10, 10), 0.0f);
+        if (i % 7 == 3) v[i].x = -0.0f;  // signed zeros: x + h·(±0) keeps or drops the sign
+        if (i % 11 == 5) v[i].y = 0.0f;
       }
       const MatchSums sse = sseBodySums(p, b, rest.data(), x.data(), v.data(), count);
       const MatchSums scalar = fusedBodySums(p, b, rest.data(), x.data(), v.data(), count);

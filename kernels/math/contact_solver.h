@@ -221,6 +221,16 @@ SMASH_HD T restitutionAt(T vnStart, const ContactMaterial<T>& material) {
   return material.restitution * glm::clamp((-vnStart - threshold) / threshold, T(0), T(1));
 }
 
+/// A contact's closing over the step (closingOf) from the two sides' velocities at the step's
+/// start and before the solve; `vnStart` receives the normal velocity at the start.
+template <class T>
+SMASH_HD Closing<T> contactClosing(const SolverBody<T>& aStart, const SolverBody<T>& bStart, const SolverBody<T>& a,
+                                   const SolverBody<T>& b, const PairContact<T>& c, T h, bool moved, T& vnStart) {
+  const T vn = glm::dot(relativeVelocity(a, b, c), c.normal);
+  vnStart = glm::dot(relativeVelocity(aStart, bStart, c), c.normal);
+  return closingOf(c.phi, vnStart, vn, h, moved);
+}
+
 /// The body's first impact against static contacts this step: the earliest time of impact of
 /// the contacts that bounce (h when none does). The bounce happens then, for the whole body: a
 /// contact that would reach the surface later in the step (a sphere's next ring of points, a side
@@ -233,10 +243,10 @@ SMASH_HD T firstImpact(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
                        const SolverBody<T>& b, const PairContact<T>* c, int count,
                        const ContactMaterial<T>& material, T h, bool moved) {
   T first = h;
+  if (!(material.restitution > T(0))) return first;
   for (int k = 0; k < count; ++k) {
-    const T vn = glm::dot(relativeVelocity(a, b, c[k]), c[k].normal);
-    const T vnStart = glm::dot(relativeVelocity(aStart, bStart, c[k]), c[k].normal);
-    const Closing<T> closing = closingOf(c[k].phi, vnStart, vn, h, moved);
+    T vnStart;
+    const Closing<T> closing = contactClosing(aStart, bStart, a, b, c[k], h, moved, vnStart);
     if (bounces(closing, vnStart, material)) first = glm::min(first, closing.time);
   }
   return first;
@@ -270,14 +280,12 @@ SMASH_HD void contactTargets(const SolverBody<T>& aStart, const SolverBody<T>& b
   const bool staticContacts = !(b.invMass > T(0));
   const T first = staticContacts ? firstImpact(aStart, bStart, a, b, c, count, material, h, moved) : h;
   for (int k = 0; k < count; ++k) {
-    const T vn = glm::dot(relativeVelocity(a, b, c[k]), c[k].normal);
-    const T vnStart = glm::dot(relativeVelocity(aStart, bStart, c[k]), c[k].normal);
     // Between two bodies the gap is φ itself (see above), as if the contact had been found
     // before the move: it engages when it would close within a step's approach.
-    const bool againstStatic = staticContacts;
-    const Closing<T> closing = closingOf(c[k].phi, vnStart, vn, h, moved && againstStatic);
+    T vnStart;
+    const Closing<T> closing = contactClosing(aStart, bStart, a, b, c[k], h, moved && staticContacts, vnStart);
     c[k].target = closing.gap > T(0) ? -closing.gap / h : T(0);
-    if (!againstStatic) {
+    if (!staticContacts) {
       // Between bodies: a contact within the margin that approached faster than the threshold
       // rebounds at −e v_n(start) (relative acceleration 0, so no time of impact), engaged or not:
       // gating it on engagement made the rebound jump at the engagement boundary.
@@ -307,9 +315,8 @@ SMASH_HD T bounceTranslation(const SolverBody<T>& aStart, const SolverBody<T>& b
   T best = T(0);
   const T first = firstImpact(aStart, bStart, aPredicted, bPredicted, c, count, material, h, true);
   for (int k = 0; k < count; ++k) {
-    const T vnStart = glm::dot(relativeVelocity(aStart, bStart, c[k]), c[k].normal);
-    const T vn = glm::dot(relativeVelocity(aPredicted, bPredicted, c[k]), c[k].normal);
-    const Closing<T> closing = closingOf(c[k].phi, vnStart, vn, h, true);
+    T vnStart;
+    const Closing<T> closing = contactClosing(aStart, bStart, aPredicted, bPredicted, c[k], h, true, vnStart);
     if (!bounces(closing, vnStart, material)) continue;
     const T vnNow = glm::dot(relativeVelocity(aNow, bNow, c[k]), c[k].normal);
     const T move =

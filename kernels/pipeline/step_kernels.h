@@ -16,7 +16,10 @@
 #include "math/sleep.h"
 #include "math/watchdog.h"
 
-#if defined(__SSE2__) && !defined(__CUDACC__)
+// x86-64 only (32-bit x86 may do scalar float in x87's wider registers); never under nvcc, whose
+// host and device passes both take the scalar loops (the host copy of FusedBodyStep in the CUDA
+// translation unit is then the scalar one: the same bits).
+#if defined(__SSE2__) && defined(__x86_64__) && !defined(__CUDACC__)
 #include <emmintrin.h>
 #define SMASH_SSE_BODY_LOOPS 1
 #endif
@@ -1906,9 +1909,6 @@ struct ProjectBodies {
   }
 };
 
-/// The whole step of one body in one pass over its particles, which stay in cache between the
-/// loops: the CPU strategy (one body per thread). The per-particle strategy runs the same
-/// functors as separate parallel passes with a segmented reduction in between.
 /// FusedBodyStep's matching sums: integrate each particle (the velocity only feeds the sums: the
 /// projection overwrites v) and sum in IntegrateChunkSums + BodyMatchSums' order (bitwise equal
 /// strategies).
@@ -1932,8 +1932,9 @@ SMASH_HD MatchSums fusedBodySums(const StepParams& p, const BodyData& b, const F
 // on x86-64, where SSE2 is always there; the GPU and other CPUs run the scalar loops). Each lane
 // does the scalar code's operations on one component, in the same order, with no FMA, so the
 // bits are the same (tests/test_determinism.cpp: the golden hashes; the strategies' bitwise
-// parity). Measured (docs/solver.md): the scalar loops kept 17 running sums on the stack and
-// did every component with its own instruction.
+// parity and the SSE test in tests/test_world.cpp; the CPU builds compile with
+// -ffp-contract=off). Measured (perf annotate, docs/pipeline.md): the scalar loops kept 17 running
+// sums on the stack and did every component with its own instruction.
 namespace sse {
 inline __m128 load(const Float4& f) { return _mm_load_ps(&f.x); }
 inline __m128 set(const V3& v) { return _mm_setr_ps(v.x, v.y, v.z, 0.0f); }
@@ -2017,6 +2018,9 @@ inline void projectBody(const BodyData& b, const Float4* rest, Float4* x, Float4
 }
 #endif
 
+/// The whole step of one body in one pass over its particles, which stay in cache between the
+/// loops: the CPU strategy (one body per thread). The per-particle strategy runs the same
+/// functors as separate parallel passes with a segmented reduction in between.
 struct FusedBodyStep {
   StepParams p;
   bool shapeMatching;
