@@ -28,10 +28,8 @@
 
 #include <thrust/copy.h>
 #include <thrust/fill.h>
-#include <thrust/for_each.h>
 #include <thrust/functional.h>
 #include <thrust/host_vector.h>
-#include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <thrust/binary_search.h>
 #include <thrust/reduce.h>

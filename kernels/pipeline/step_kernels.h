@@ -222,8 +222,18 @@ SMASH_HD M3 worldInverseInertia(const StepParams& p, const BodyData& b) {
 // called both by the per-particle functors (lookups from the particle index) and by the fused
 // per-body loop (lookups hoisted out of the loop), so both strategies compute the same bits.
 
+/// The impulse response (physics.md §4) of a particle at x with velocity v to every collider it
+/// is inside (deeper than the slop), collider by collider.
+SMASH_HD V3 colliderResponses(const StepParams& p, const BodyData& b, const V3& x, V3 v) {
+  for (int k = 0; k < p.colliderCount; ++k) {
+    SdfSample<float> s = sdfCollider(p.colliders[k], x);
+    if (s.phi < -p.penetrationSlop) v = impulseResponse(v, s.gradient, bodyMaterial(p, b));
+  }
+  return v;
+}
+
 /// physics.md §2 steps 1–2: integrate (gravity, penalty forces, damping), then the per-particle
-/// impulse against colliders the particle is inside (deeper than the slop).
+/// impulse against colliders the particle is inside (colliderResponses).
 SMASH_HD V3 integrateVelocity(const StepParams& p, const BodyData& b, float m, const V3& x, V3 v) {
   V3 f(0.0f);
   if (!p.impulseContacts)
@@ -232,12 +242,7 @@ SMASH_HD V3 integrateVelocity(const StepParams& p, const BodyData& b, float m, c
       f += penaltyForce(p.penalty, s.phi, s.gradient, v, m, b.friction, p.h);
     }
   v = (v + p.h * (p.gravity + f / m)) * p.linearDamping;
-  if (p.impulseContacts)
-    for (int k = 0; k < p.colliderCount; ++k) {
-      SdfSample<float> s = sdfCollider(p.colliders[k], x);
-      if (s.phi < -p.penetrationSlop) v = impulseResponse(v, s.gradient, bodyMaterial(p, b));
-    }
-  return v;
+  return p.impulseContacts ? colliderResponses(p, b, x, v) : v;
 }
 
 /// Steps 3–4 inputs: predict y = x + h v and add the particle's share to the body's sums,
@@ -1970,19 +1975,7 @@ inline MatchSums sseBodySums(const StepParams& p, const BodyData& b, const Float
       const __m128 m = sse::broadcast<3>(r);
       __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), _mm_mul_ps(h, _mm_add_ps(g, _mm_div_ps(zero, m)))),
                              damping);
-      if (p.colliderCount > 0) {
-        const V3 at = xyz(x[i]);
-        V3 vs = sse::xyz(vi);
-        bool inside = false;
-        for (int k = 0; k < p.colliderCount; ++k) {
-          const SdfSample<float> s = sdfCollider(p.colliders[k], at);
-          if (s.phi < -p.penetrationSlop) {
-            vs = impulseResponse(vs, s.gradient, bodyMaterial(p, b));
-            inside = true;
-          }
-        }
-        if (inside) vi = sse::set(vs);
-      }
+      if (p.colliderCount > 0) vi = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(vi)));
       const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
       const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
       my = _mm_add_ps(my, myi);
