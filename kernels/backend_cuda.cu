@@ -91,10 +91,15 @@ struct CudaSystem {
   /// 512 elements in a block, so 1,024 resting bunnies ran SolveColliderContacts on 2 of an H200's
   /// 132 SMs (measured: 21.8 ms per step in the collider-contact stage,
   /// bench/results/nvidia-h200/old_resting.txt). A pass
-  /// over particles or chunks is large and gets 256-thread blocks as before.
+  /// over particles or chunks is large and gets 256-thread blocks as before. Fewer than 32
+  /// elements per SM make a block of that many threads (a part of a warp), not a full warp on a
+  /// quarter of the SMs: 1,024 resting bunnies then solve 8 to an SM, and a body's ~95 contacts
+  /// (9 KB) × 8 stay in its L1 through the 32 sweeps; at 32 bunnies to an SM (292 KB) every
+  /// sweep read them from L2 (Nsight Compute on the H200: 57% of SolveColliderContacts' stalls
+  /// waited on those loads).
   static int blockThreads(int count, int multiprocessors) {
     const int perSm = (count + multiprocessors - 1) / multiprocessors;
-    return std::min(256, std::max(32, (perSm + 31) / 32 * 32));
+    return perSm <= 32 ? perSm : std::min(256, (perSm + 31) / 32 * 32);
   }
   template <class Policy, class F>
   static void forEach(Policy&&, Context& context, int count, const F& f) {

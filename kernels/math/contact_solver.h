@@ -332,6 +332,20 @@ SMASH_HD T bounceTranslation(const SolverBody<T>& aStart, const SolverBody<T>& b
   return best;
 }
 
+/// x / d for d > 0, with x = ±0 not divided (its quotient is x itself): the same bits. A float
+/// division on a GPU takes a slow path (a call of ~40 instructions) when x is zero, and contacts
+/// on a face have such: a resting contact's tangent on the floor (normal (0, 1, 0)) has t.y = 0,
+/// an unloaded contact's friction limit is 0 (Nsight Compute on the H200: two slow paths per
+/// contact update in SolveColliderContacts, 1,024 resting bunnies).
+template <class T>
+SMASH_HD T quotient(T x, T d) {
+  return x == T(0) ? x : x / d;
+}
+template <class T>
+SMASH_HD Vec3<T> quotient(const Vec3<T>& x, T d) {
+  return Vec3<T>(quotient(x.x, d), quotient(x.y, d), quotient(x.z, d));
+}
+
 /// One Gauss–Seidel sweep over a pair's contacts: normal impulse towards the target with the
 /// accumulated impulse kept ≥ 0, then friction within the Coulomb cone. `a` and `b` are updated
 /// as the sweep goes; the impulses it applied are added to `onA` and `onB` (onB = −onA's linear
@@ -361,12 +375,12 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
     const T vtLen = glm::length(vt);
     Vec3<T> lambdaT = s.lambdaTangent;
     if (vtLen > ScalarTraits<T>::epsilon * T(1e-4)) {
-      const Vec3<T> t = vt / vtLen;
+      const Vec3<T> t = quotient(vt, vtLen);
       const T kt = glm::dot(t, responseTimes(s.response, t));
       if (kt > ScalarTraits<T>::tiny) lambdaT -= (vtLen / kt) * t;
     }
     const T limit = friction * s.lambdaNormal, len = glm::length(lambdaT);
-    if (len > limit) lambdaT *= limit / len;
+    if (len > limit) lambdaT *= quotient(limit, len);
     apply(s, lambdaT - s.lambdaTangent);
     s.lambdaTangent = lambdaT;
   }
@@ -381,18 +395,25 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
 /// been prepared for the moving side alone (prepareResponse with no b). About half the work of
 /// pairSweep: most of a resting body's step is this loop (32 sweeps over its collider contacts).
 /// `onMoving` (may be null) gathers the impulses the moving side received, as pairSweep's onA or
-/// onB.
-template <class T, bool AMoves>
+/// onB. `FixedAtRest`: the fixed side is a collider (velocities zero): its point velocity, +0 in
+/// every component for finite lever arms (0 + (0·r − 0·r) = +0), is not computed, and x − (+0) = x
+/// to the bit, so the relative velocity is the moving side's own.
+template <class T, bool AMoves, bool FixedAtRest = false>
 SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, PairContact<T>* c, int count,
                             T friction, PairImpulse<T>* onMoving) {
   for (int k = 0; k < count; ++k) {
-    PairContact<T>& s = c[k];
+    // The contact as a value: its fields load together, before the stores of its impulses (on a
+    // GPU one wait for memory per contact, not one per field read after a store).
+    PairContact<T> s = c[k];
     const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
     // relativeVelocity's two terms: a's minus b's point velocity.
-    const Vec3<T> vFixed = AMoves ? fixed.v + glm::cross(fixed.w, s.rb) : fixed.v + glm::cross(fixed.w, s.ra);
+    Vec3<T> vFixed(T(0));
+    if constexpr (!FixedAtRest)
+      vFixed = AMoves ? fixed.v + glm::cross(fixed.w, s.rb) : fixed.v + glm::cross(fixed.w, s.ra);
     auto relative = [&] {
       const Vec3<T> vMoving = moving.v + glm::cross(moving.w, rm);
-      return AMoves ? vMoving - vFixed : vFixed - vMoving;
+      if constexpr (FixedAtRest && AMoves) return vMoving;
+      else return AMoves ? vMoving - vFixed : vFixed - vMoving;
     };
     auto apply = [&](const Vec3<T>& j) {  // j acts on a; b receives −j
       if (AMoves) {
@@ -421,14 +442,15 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
     const T vtLen = glm::length(vt);
     Vec3<T> lambdaT = s.lambdaTangent;
     if (vtLen > ScalarTraits<T>::epsilon * T(1e-4)) {
-      const Vec3<T> t = vt / vtLen;
+      const Vec3<T> t = quotient(vt, vtLen);
       const T kt = glm::dot(t, responseTimes(s.response, t));
       if (kt > ScalarTraits<T>::tiny) lambdaT -= (vtLen / kt) * t;
     }
     const T limit = friction * s.lambdaNormal, len = glm::length(lambdaT);
-    if (len > limit) lambdaT *= limit / len;
+    if (len > limit) lambdaT *= quotient(limit, len);
     apply(lambdaT - s.lambdaTangent);
-    s.lambdaTangent = lambdaT;
+    c[k].lambdaNormal = s.lambdaNormal;
+    c[k].lambdaTangent = lambdaT;
   }
 }
 
@@ -438,7 +460,7 @@ template <class T>
 SMASH_HD void sweepColliderContacts(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
                                     PairImpulse<T>* onBody) {
   const SolverBody<T> wall;
-  sweepOneSided<T, true>(body, wall, c, count, friction, onBody);
+  sweepOneSided<T, true, true>(body, wall, c, count, friction, onBody);
 }
 
 /// A body alone against static colliders (the n = 1 case of mass splitting): `iterations`
