@@ -87,11 +87,15 @@ struct Pinned {
 // points that would arrive later in the step (a sphere's next rings, a side face's lowest row)
 // set the rebound as if the body had fallen until then, and an examiner's 642-point sphere or 400-point box
 // rose about 6% higher at every bounce with e = 1: every hash changed (the bunnies land on the
-// ground and the lab's wall).
+// ground and the lab's wall). Issue 10: the sweep loads each contact as a value, divides no zero
+// and skips the wall's zero velocity: no hash changed. Issue 11: shock propagation keeps a
+// bounce against a carrier body as far as the contact rounds achieved it, as against a collider
+// (before, non-penetration only: a body dropped on a body resting on the ground landed dead):
+// the bunny grid's hash changed (its bunnies land on each other); the labs have no pairs.
 const Pinned kPinned[] = {
     {"lab_bunny.json", Method::ShapeMatching, 300, 0x991b8cd6859e46b8ull},
     {"lab_bunny.json", Method::Impulse, 300, 0x066bae4750c956b5ull},
-    {"bunny_grid.json", Method::ShapeMatching, 200, 0x529b6305f3d87c09ull},
+    {"bunny_grid.json", Method::ShapeMatching, 200, 0x1d9adadf30a8bcb7ull},
 };
 
 }  // namespace
