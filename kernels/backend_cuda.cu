@@ -85,7 +85,7 @@ struct CudaSystem {
   static auto onStream(Policy policy, Context& context) {
     return policy.on(context.stream);
   }
-  /// f(i) for i < count, one thread each, in blocks of 32 to 256 threads sized so that the launch
+  /// f(i) for i < count, one thread each, in blocks of 1 to 256 threads sized so that the launch
   /// has a block on every SM where it can: a pass over bodies or pairs is small and its threads
   /// run long, latency-bound loops (a body's contacts, a pair's points). Thrust's for_each packs
   /// 512 elements in a block, so 1,024 resting bunnies ran SolveColliderContacts on 2 of an H200's

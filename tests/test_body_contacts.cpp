@@ -169,6 +169,8 @@ TEST_CASE("bodies: a box dropped on a box resting on the ground bounces back", "
         for (std::size_t n = low; n < poses.size(); ++n) apex = std::max(apex, double(poses[n][1].centre.y));
         INFO("lowest " << poses[low][1].centre.y << " m at step " << low << ", then up to " << apex << " m");
         REQUIRE(low < 59);         // it came down within the first second (a fall of 1 m takes 0.45 s)
+        CHECK(poses[low][1].centre.y > 0.6);  // on the base (its top at 0.6 m), not through it
+        CHECK(std::abs(poses[low][0].centre.y - 0.3) < 0.01);  // the base stayed on the ground
         CHECK(apex > 0.98 * 1.65);  // and rose back to the height it fell from (measured: 1.65)
         CHECK(apex < 1.02 * 1.65);
       }

@@ -1494,9 +1494,16 @@ struct ShockVelocities {
       if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
       const int a = pairA(p, p.pairKeys[q]), o = partnerOf(p, q, b);
       const int bq = pairB(p, p.pairKeys[q]);
-      const SolverBody<float> other = pairSolverBody(p, o, p.bodies[o], 1);
+      // The velocities as the pass starts, selected vector by vector (the targets read nothing
+      // else): selecting whole SolverBody values took ShockVelocities from 96 to 224 B of stack.
+      const BodyData& other = p.bodies[o];
+      SolverBody<float> aNow, bNow;
+      aNow.v = a == b ? self.v : other.velocity;
+      aNow.w = a == b ? self.w : other.angularVelocity;
+      bNow.v = a == b ? other.velocity : self.v;
+      bNow.w = a == b ? other.angularVelocity : self.w;
       shockTargets(pairSolverBody(p, a, p.bodiesPredicted[a], 1), pairSolverBody(p, bq, p.bodiesPredicted[bq], 1),
-                   a == b ? self : other, a == b ? other : self, slotsOf(p, q), p.pairContactCount[q], p.h, false);
+                   aNow, bNow, slotsOf(p, q), p.pairContactCount[q], p.h, false);
       prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], a == b);
     }
     const float radius = p.shapes[body.shape].radius;
