@@ -226,6 +226,7 @@ class DeviceWorld final : public World {
     for (const Shape& s : scene.shapes) largest = std::max(largest, s.boundingRadius);
     cellSize_ = static_cast<float>(2.0 * (largest + scene.contactMargin()));
     if (!(cellSize_ > 0.0f)) cellSize_ = 1.0f;
+    fillAll(colliderCount_, 0);
     fillAll(previousColliderCount_, 0);
     fillAll(pairTally_, 0LL);
     pairSlots_ = static_cast<int>(sizes.pairSlots);
@@ -313,8 +314,14 @@ class DeviceWorld final : public World {
     fixed(&DeviceWorld::incidentKind_, z.bodies);
     fixed(&DeviceWorld::stepIndex_, 1);
     if (z.wideColliderContacts || z.bodyContacts) fixed(&DeviceWorld::bodiesStart_, z.bodies);
+    if (z.colliders > 0 || z.bodyContacts) {
+      // The collider contacts each body solved this step, and last step's: the warm start
+      // (KeepContacts; 24 B a slot, a quarter of a contact).
+      fixed(&DeviceWorld::colliderCount_, z.bodies);
+      fixed(&DeviceWorld::previousColliderCount_, z.bodies);
+      fixed(&DeviceWorld::previousContacts_, z.bodies * z.contactsPerBody);
+    }
     if (z.wideColliderContacts) {
-      if (!z.bodyContacts) fixed(&DeviceWorld::colliderCount_, z.bodies);  // the contacts ColliderManifold keeps
       fixed(&DeviceWorld::bodyNear_, z.bodies * z.colliders);
       fixed(&DeviceWorld::chunkContactCount_, z.colliders * z.chunks + 1);  // + a final 0
       fixed(&DeviceWorld::chunkContactOffset_, z.colliders * z.chunks + 1);
@@ -333,9 +340,6 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::cells_, nb);
       fixed(&DeviceWorld::pairsFound_, nb + 1);  // + a final 0: the scan's last entry is the total
       fixed(&DeviceWorld::pairsOffset_, nb + 1);
-      fixed(&DeviceWorld::previousContacts_, nb * z.contactsPerBody);
-      fixed(&DeviceWorld::colliderCount_, nb);
-      fixed(&DeviceWorld::previousColliderCount_, nb);
       fixed(&DeviceWorld::incidenceStart_, nb + 1);
       fixed(&DeviceWorld::split_, nb);
       fixed(&DeviceWorld::invInertia_, nb);
@@ -481,6 +485,7 @@ class DeviceWorld final : public World {
         bodyContactPhase();
         stage(kProject, [&] { launch("ProjectBodies", nb, ProjectBodies{params()}, n * 32.0 + nb * BD, double(n) / nb); });
       }
+      keepContacts();
       return;
     }
     // resolveBodyContacts inside the per-body functors, for the model: gather and push-out over
@@ -520,6 +525,19 @@ class DeviceWorld final : public World {
     if (!bodyContacts_ && p.sleep.enabled)
       stage(kSleep, [&] { launch("SleepBodies", nb, SleepBodies{p}, nb * 2 * BD); });
     stage(kProject, [&] { launch("ProjectParticles", n, ProjectParticles{params()}, n * 36.0 + nb * BD); });
+    keepContacts();
+  }
+
+  /// The step's end: each body's collider contacts of this step, with the impulses the solve left
+  /// in them, become the next step's warm start (KeepContacts).
+  void keepContacts() {
+    if (!keepsContacts()) return;
+    const int nb = static_cast<int>(bodies_.size());
+    const double kept = census_ ? censusSum(colliderCount_, nb) : 0;
+    stage(kColliderContacts, [&] {
+      launch("KeepContacts", nb, KeepContacts{params()}, nb * 12.0 + kept * (sizeof(ContactSlot) + sizeof(KeptContact)),
+             census_ ? censusMax(colliderCount_, nb) : 0.0);
+    });
   }
 
   /// The model's dependent loop steps of a body alone against the colliders with `gathered`
@@ -531,6 +549,8 @@ class DeviceWorld final : public World {
     const double capacity = scene_.solver.maxContactsPerCollider;
     return capacity <= 0 || gathered <= capacity ? 0 : gathered * (1 + capacity);
   }
+  /// At most: the sweeps stop when the body's velocities settle (contact_solver.h
+  /// solveAgainstStatic), a resting body's after a few.
   double solveLoops(double gathered) const {
     const double capacity = scene_.solver.maxContactsPerCollider;
     const double kept = capacity <= 0 || gathered <= capacity ? gathered : capacity;
@@ -807,8 +827,6 @@ class DeviceWorld final : public World {
     previousPairKeys_.swap(pairKeys_);
     previousPairContacts_.swap(pairContacts_);
     previousPairContactCount_.swap(pairContactCount_);
-    previousContacts_.swap(contacts_);
-    previousColliderCount_.swap(colliderCount_);
   }
 
   void synchronize() override { System::synchronize(); }
@@ -849,15 +867,22 @@ class DeviceWorld final : public World {
     std::int64_t pairsMostFound;   // the most pairs found since the host last looked (pairTally[2])
   };
   static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
-  static constexpr std::uint32_t kStateVersion = 6;  // 6: contacts carry their response
+  // 7: every body's collider contacts kept for the warm start (KeptContact), with or without
+  // body contacts; 6: contacts carry their response.
+  static constexpr std::uint32_t kStateVersion = 7;
+
+  /// Whether the world keeps collider contacts between steps (a scene with colliders or body
+  /// contacts): the state then carries them.
+  bool keepsContacts() const { return !colliderCount_.empty(); }
 
   std::size_t warmBytes(std::int64_t pairs) const {
-    if (!bodyContacts_) return 0;
     const std::size_t nb = bodies_.size();
-    return nb * (static_cast<std::size_t>(scene_.solver.maxContactsPerBody) * sizeof(ContactSlot) + sizeof(int)) +
-           static_cast<std::size_t>(pairs) *
-               (sizeof(long long) + sizeof(int) +
-                static_cast<std::size_t>(scene_.solver.maxContactsPerPair) * sizeof(PairContact<float>));
+    const std::size_t kept =
+        keepsContacts() ? nb * (static_cast<std::size_t>(scene_.solver.maxContactsPerBody) * sizeof(KeptContact) + sizeof(int)) : 0;
+    if (!bodyContacts_) return kept;
+    return kept + static_cast<std::size_t>(pairs) *
+                      (sizeof(long long) + sizeof(int) +
+                       static_cast<std::size_t>(scene_.solver.maxContactsPerPair) * sizeof(PairContact<float>));
   }
 
   std::vector<std::uint8_t> saveState() const override {
@@ -884,17 +909,19 @@ class DeviceWorld final : public World {
     appendDevice(out, position_);
     appendDevice(out, velocity_);
     appendDevice(out, overflow_);
-    if (bodyContacts_) {
-      // Only the slots below each count are state; the rest hold whatever earlier steps left
-      // there (a resumed world has zeros), so they are written as zeros: a state depends on the
-      // physics alone, and a resumed run saves the same bytes as an uninterrupted one.
+    // Only the slots below each count are state; the rest hold whatever earlier steps left there
+    // (a resumed world has zeros), so they are written as zeros: a state depends on the physics
+    // alone, and a resumed run saves the same bytes as an uninterrupted one.
+    if (keepsContacts()) {
       const std::size_t perBody = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
-      const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
-      thrust::host_vector<ContactSlot> contacts = previousContacts_;
+      thrust::host_vector<KeptContact> contacts = previousContacts_;
       thrust::host_vector<int> counts = previousColliderCount_;
       zeroPastCounts(contacts, counts, counts.size(), perBody);
       append(out, contacts.data(), contacts.size());
       append(out, counts.data(), counts.size());
+    }
+    if (bodyContacts_) {
+      const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
       const std::size_t pairs = static_cast<std::size_t>(h.pairs);
       appendPrefix(out, previousPairKeys_, pairs);
       appendPrefix(out, previousPairContactCount_, pairs);
@@ -967,13 +994,15 @@ class DeviceWorld final : public World {
       for (Float4& x : position) x = Float4(V3(glm::dvec3(xyz(x)) + shift), x.w);
     }
     std::vector<long long> overflow = take<long long>(bytes, at, h.bodies);
-    std::vector<ContactSlot> colliderContacts;
+    std::vector<KeptContact> colliderContacts;
     std::vector<int> colliderCount, pairContactCount;
     std::vector<long long> pairKeys;
     std::vector<PairContact<float>> pairContacts;
-    if (bodyContacts_) {
-      colliderContacts = take<ContactSlot>(bytes, at, h.bodies * h.contactsPerBody);
+    if (keepsContacts()) {
+      colliderContacts = take<KeptContact>(bytes, at, h.bodies * h.contactsPerBody);
       colliderCount = take<int>(bytes, at, h.bodies);
+    }
+    if (bodyContacts_) {
       pairKeys = take<long long>(bytes, at, static_cast<std::size_t>(h.pairs));
       pairContactCount = take<int>(bytes, at, static_cast<std::size_t>(h.pairs));
       pairContacts = take<PairContact<float>>(bytes, at, static_cast<std::size_t>(h.pairs) * h.contactsPerPair);
@@ -997,9 +1026,11 @@ class DeviceWorld final : public World {
     copyIn(position_, position);
     copyIn(velocity_, velocity);
     copyIn(overflow_, overflow);
-    if (bodyContacts_) {
+    if (keepsContacts()) {
       copyIn(previousContacts_, colliderContacts);
       copyIn(previousColliderCount_, colliderCount);
+    }
+    if (bodyContacts_) {
       // The saved run's provision exactly (never more: a resumed run drops what it dropped).
       resizePairSlots(static_cast<int>(h.pairSlots));  // keys and counts have the full capacity
       if (!pairKeys.empty()) {
@@ -1097,7 +1128,7 @@ class DeviceWorld final : public World {
       }
     }
     thrust::host_vector<int> counts = previousColliderCount_;
-    thrust::host_vector<ContactSlot> contacts = previousContacts_;
+    thrust::host_vector<KeptContact> contacts = previousContacts_;
     for (std::size_t b = 0; b < nb; ++b) {
       if (counts[b] == 0) continue;
       PairNormalImpulse t{b, SIZE_MAX, 0.0, counts[b]};
@@ -1516,7 +1547,7 @@ class DeviceWorld final : public World {
   Vector<long long> pairKeys_, previousPairKeys_;
   Vector<PairContact<float>> pairContacts_, previousPairContacts_;
   Vector<int> pairContactCount_, previousPairContactCount_;
-  Vector<ContactSlot> previousContacts_;
+  Vector<KeptContact> previousContacts_;
   Vector<int> colliderCount_, previousColliderCount_;
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<M3> invInertia_;  // (nbody) PrepareBodies → ShockVelocities (pairSolverBody)

@@ -99,6 +99,8 @@ struct AddMatchSums {
 
 /// One contact slot of the per-body contact buffer (against colliders: rb unused).
 using ContactSlot = PairContact<float>;
+/// What the next step's warm start keeps of a collider contact (math/contact_solver.h).
+using KeptContact = ContactImpulse<float>;
 
 /// Everything a step's functors read, passed by value (zero-initialised, then filled).
 struct StepParams {
@@ -182,9 +184,11 @@ struct StepParams {
   const long long* previousPairKeys = nullptr;  // last step's pairs (sorted; pairTally[1] of them), for warm starting
   const PairContact<float>* previousPairContacts = nullptr;
   const int* previousPairContactCount = nullptr;
-  const ContactSlot* previousContacts = nullptr;  // last step's collider contacts (nbody × cap)
-  const int* previousColliderCount = nullptr;     // (nbody), 0 for bodies in no pair
-  int* colliderContactCount = nullptr;            // (nbody) this step's collider contacts
+  // Last step's collider contacts of every body (nbody × cap), their warm start; KeepContacts
+  // writes them at the step's end from this step's contacts and counts.
+  KeptContact* previousContacts = nullptr;
+  int* previousColliderCount = nullptr;           // (nbody)
+  int* colliderContactCount = nullptr;            // (nbody) this step's collider contacts (0: none solved)
   int* incidenceBody = nullptr;               // (2 pairCapacity) sorted by body (nbody past the pairs)
   int* incidencePair = nullptr;               // (2 pairCapacity)
   int* incidenceStart = nullptr;              // (nbody + 1) first incidence of each body
@@ -440,18 +444,26 @@ SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyD
   return withStartVelocities(pairSolverBody(p, b, body, 1), start);
 }
 
-/// A body's collider contacts through the one contact solver (math/contact_solver.h): the body
-/// alone against static colliders. `moved`: the pose has already moved this step (contacts after
-/// the move, the default, and every deferred contact phase), and then moves with the velocity
-/// change; before the move (the impulse method in physics.md §3's order) the position update that follows
-/// uses the new velocities.
-SMASH_HD void solveColliderContacts(const StepParams& p, const BodyData& start, BodyData& b,
+/// Body `bodyIndex`'s collider contacts through the one contact solver (math/contact_solver.h):
+/// the body alone against static colliders. In a scene whose bodies do not touch, warm-started
+/// from its contacts of the last step and solved until its velocities settle, its count recorded
+/// for the next step's warm start (KeepContacts); where bodies touch, cold and `contact_iterations`
+/// sweeps, nothing kept (docs/solver.md, "Warm starts against the colliders": measured, it left
+/// piles deeper). `moved`: the pose has already moved this step (contacts after the move, the
+/// default, and every deferred contact phase), and then moves with the velocity change; before
+/// the move (the impulse method in physics.md §3's order) the position update that follows uses
+/// the new velocities.
+SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved) {
   SolverBody<float> body = solverBodyOf(p, b, 1);
-  resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b), c, count, bodyMaterial(p, b), p.h,
-                       p.contactIterations, moved);
+  const bool warm = !p.bodyContacts;
+  resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b), c, count,
+                       p.previousContacts + static_cast<long long>(bodyIndex) * p.contactCapacity,
+                       warm ? p.previousColliderCount[bodyIndex] : 0, warm, bodyMaterial(p, b), p.h,
+                       p.contactIterations, p.shapes[b.shape].radius, moved);
   b.velocity = body.v;
   b.angularVelocity = body.w;
+  if (warm) p.colliderContactCount[bodyIndex] = count;
 }
 
 /// A shape's rest offsets as the push-out reads them.
@@ -500,7 +512,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
     int count = 0;
     gatherContacts(p, start, b, slots, count, overflow);
     count = colliderManifold(p, b, slots, count);
-    if (count > 0) solveColliderContacts(p, start, b, slots, count, moved);
+    if (count > 0) solveColliderContacts(p, bodyIndex, start, b, slots, count, moved);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
       StepParams one = p;
@@ -678,7 +690,7 @@ struct SolveColliderContacts {
     BodyData b = p.bodies[bodyIndex];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
     const int count = p.colliderContactCount[bodyIndex];
-    if (count > 0) solveColliderContacts(p, p.bodiesStart[bodyIndex], b, slots, count, true);
+    if (count > 0) solveColliderContacts(p, bodyIndex, p.bodiesStart[bodyIndex], b, slots, count, true);
     p.bodies[bodyIndex] = b;
     armPushOut(p, bodyIndex, b, !b.asleep);  // a sleeping body is not pushed
   }
@@ -1281,7 +1293,7 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     if constexpr (Wide) {  // resolveBodyContacts from the wide gather
       if (p.colliderContacts) {
         if (gathered > 0)
-          solveColliderContacts(p, p.bodiesStart[b], body, p.contacts + static_cast<long long>(b) * p.contactCapacity,
+          solveColliderContacts(p, b, p.bodiesStart[b], body, p.contacts + static_cast<long long>(b) * p.contactCapacity,
                                 gathered, true);
         p.bodies[b] = body;
         armPushOut(p, b, body, true);
@@ -1306,7 +1318,7 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     const ContactMaterial<float> mat = bodyMaterial(p, body);
     contactTargets(pairStartBody(p, b, p.bodiesStart[b], body), fixed, pairSolverBody(p, b, body, 1), fixed, slots,
                    count, mat, p.h, true);
-    const ContactSlot* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
+    const KeptContact* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
     for (int k = 0; k < count; ++k) {
       const V3 j = warmStart(slots[k], previous, p.previousColliderCount[b], mat.friction);
       p.onBody[b].linear += j;
@@ -1318,6 +1330,21 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
   p.colliderContactCount[b] = count;
   p.split[b] = touching + (count > 0 ? 1 : 0);
 }
+/// At the step's end, per body: the collider contacts it solved this step (colliderContactCount
+/// of them, with the impulses the solve left in them) become the next step's warm start, and the
+/// count is cleared for the next step's solve to set (a body that solves none keeps none).
+struct KeepContacts {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    const int count = p.colliderContactCount[b];
+    const ContactSlot* from = p.contacts + static_cast<long long>(b) * p.contactCapacity;
+    KeptContact* to = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
+    for (int k = 0; k < count; ++k) to[k] = impulseOf(from[k]);
+    p.previousColliderCount[b] = count;
+    p.colliderContactCount[b] = 0;
+  }
+};
+
 struct PrepareBodies {
   StepParams p;
   SMASH_HD void operator()(int b) const { prepareBody<false>(p, b); }

@@ -44,6 +44,7 @@ ReferenceWorld::ReferenceWorld(Scene scene)
   }
   incidentStep_.assign(bodies_.size(), -1);
   incidentKind_.assign(bodies_.size(), Incident::None);
+  previousColliderContacts_.assign(bodies_.size(), {});
   x_.resize(particleOffset_.back());
   v_.resize(particleOffset_.back());
   for (std::size_t b = 0; b < bodies_.size(); ++b) writeParticlesFromBody(b);
@@ -52,6 +53,13 @@ ReferenceWorld::ReferenceWorld(Scene scene)
 void ReferenceWorld::step() {
   const double h = scene_.stepDt();
   ++steps_;
+  // Each body's collider contacts solved this step (none for a body that solves none), the next
+  // step's warm start: previousColliderContacts_ at the step's end (the backends' KeepContacts).
+  solvedColliderContacts_.assign(bodies_.size(), {});
+  struct KeepContacts {
+    ReferenceWorld& world;
+    ~KeepContacts() { world.previousColliderContacts_.swap(world.solvedColliderContacts_); }
+  } keep{*this};
   if (!scene_.bodyContactsActive()) {
     for (std::size_t b = 0; b < bodies_.size(); ++b) {
       if (bodies_[b].asleep) continue;
@@ -347,11 +355,17 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       SolverBody<double> self = solverBody(b, 1), atStart = self;
       atStart.v = start.velocity;
       atStart.w = start.angularVelocity;
+      // Warm-started and until settled where bodies do not touch; cold otherwise (the backends'
+      // solveColliderContacts).
+      const bool warm = !scene_.bodyContactsActive();
+      const std::vector<PairContact<double>>& previous = previousColliderContacts_[b];
       resolveAgainstStatic(body.centre, body.rotation, self, atStart, contacts.data(),
-                           static_cast<int>(contacts.size()), contactMaterial(b), scene_.stepDt(),
-                           scene_.solver.contactIterations, moved);
+                           static_cast<int>(contacts.size()), previous.data(), static_cast<int>(previous.size()),
+                           warm, contactMaterial(b), scene_.stepDt(),
+                           scene_.solver.contactIterations, scene_.shapes[scene_.bodies[b].shape].boundingRadius, moved);
       body.velocity = self.v;
       body.angularVelocity = self.w;
+      if (warm) solvedColliderContacts_[b] = contacts;
     }
   } else {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k) {
@@ -514,7 +528,8 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
   // This step's contacts with their impulses: the next step's warm start.
   previousPairs_.clear();
   for (const Pair& pair : s.pairs) previousPairs_[{pair.a, pair.b}] = pair.contacts;
-  for (std::size_t b = 0; b < bodies_.size(); ++b) previousColliderContacts_[b] = s.colliderContacts[b];
+  for (std::size_t b = 0; b < bodies_.size(); ++b)
+    if (!s.pairsOf[b].empty()) solvedColliderContacts_[b] = s.colliderContacts[b];
   finishPairBodies(s, start);
   shockPositions(s);
   std::vector<std::pair<std::size_t, std::size_t>> touching;
@@ -652,7 +667,6 @@ void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>&
       s.onB[p].angular -= glm::cross(c.rb, j);
     }
   }
-  previousColliderContacts_.resize(n);
   for (std::size_t b = 0; b < n; ++b) {
     const auto& previous = previousColliderContacts_[b];
     for (PairContact<double>& c : s.colliderContacts[b]) {

@@ -114,7 +114,7 @@ class ReferenceWorld final : public World {
   /// What RunChecks needs after a step.
   StepObservation observation() const;
   /// Last step's contact points with their accumulated impulses (the warm-start state): per
-  /// touching pair (a < b), and per body in a pair against the colliders (src/reference/resting_lcp.h).
+  /// touching pair (a < b), and per body against the colliders (src/reference/resting_lcp.h).
   const std::map<std::pair<std::size_t, std::size_t>, std::vector<PairContact<double>>>& lastPairContacts() const {
     return previousPairs_;
   }
@@ -202,9 +202,9 @@ class ReferenceWorld final : public World {
   std::int64_t pairOverflow_ = 0;
   std::size_t touchingPairs_ = 0;
   // Last step's contacts with their impulses, for warm starting: per touching pair (a, b) and
-  // per body against the colliders (bodies in a pair only).
+  // per body against the colliders; and this step's collider contacts, as each body solves them.
   std::map<std::pair<std::size_t, std::size_t>, std::vector<PairContact<double>>> previousPairs_;
-  std::vector<std::vector<PairContact<double>>> previousColliderContacts_;
+  std::vector<std::vector<PairContact<double>>> previousColliderContacts_, solvedColliderContacts_;
   std::vector<long long> incidentStep_;  // (nbody) first incident's step, −1 if none
   std::vector<Incident> incidentKind_;   // (nbody)
 };
