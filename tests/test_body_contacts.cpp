@@ -936,7 +936,7 @@ TEST_CASE("collider contacts: warm-started, a body alone on the ground comes to 
         INFO(method << ", " << shape << ", " << backend << ": fastest " << fastest << " m/s, drift " << drift
                     << " m over the last second");
         // Cold, 32 sweeps: the bunny 1.5–1.9·10⁻⁵ m/s on both backends and methods; warm-started
-        // 1.0–6.5·10⁻⁶ (the box ~10⁻¹¹ either way). Drift ≤ 10⁻⁶ m either way.
+        // 1.0–6.3·10⁻⁶ (the box ~10⁻¹¹ either way). Drift ≤ 10⁻⁶ m either way.
         CHECK(fastest < 1e-5);
         CHECK(drift < 1e-5);
       }

@@ -86,6 +86,19 @@ SMASH_HD Vec3<T> warmStart(PairContact<T>& c, const Previous* previous, int prev
   return Vec3<T>(T(0));
 }
 
+/// warmStart over a body's `count` contacts against one partner (`previous`: the same contacts of
+/// the last step): the impulses pre-applied, summed as Σ j and Σ r × j with the body's lever arms
+/// (its `ra`). The caller applies them (one body, or with split masses in the contact rounds).
+template <class T, class Previous>
+SMASH_HD void warmStartContacts(PairContact<T>* c, int count, const Previous* previous, int previousCount,
+                                T friction, Vec3<T>& linear, Vec3<T>& angular) {
+  for (int k = 0; k < count; ++k) {
+    const Vec3<T> j = warmStart(c[k], previous, previousCount, friction);
+    linear += j;
+    angular += glm::cross(c[k].ra, j);
+  }
+}
+
 /// A body as one contact pair sees it: velocities, and inverse mass and inertia already scaled by
 /// the number of pairs that share the body (mass splitting). A collider is invMass 0, inertia 0.
 template <class T>
@@ -532,12 +545,12 @@ SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBod
                                    const ContactMaterial<T>& material, T h, int iterations, T radius, bool moved) {
   const SolverBody<T> wall, predicted = body;
   contactTargets(start, wall, body, wall, c, count, material, h, moved);
-  if (warm)
-    for (int k = 0; k < count; ++k) {
-      const Vec3<T> j = warmStart(c[k], previous, previousCount, material.friction);
-      body.v += body.invMass * j;
-      body.w += body.invInertia * glm::cross(c[k].ra, j);
-    }
+  if (warm) {
+    Vec3<T> linear(T(0)), angular(T(0));
+    warmStartContacts(c, count, previous, previousCount, material.friction, linear, angular);
+    body.v += body.invMass * linear;
+    body.w += body.invInertia * angular;
+  }
   solveAgainstStatic(body, c, count, material.friction, iterations, warm, radius);
   if (!moved) return;
   moveWithVelocityChange(centre, rotation, body.v - predicted.v, body.w - predicted.w, h);

@@ -314,10 +314,10 @@ class DeviceWorld final : public World {
     fixed(&DeviceWorld::incidentKind_, z.bodies);
     fixed(&DeviceWorld::stepIndex_, 1);
     if (z.wideColliderContacts || z.bodyContacts) fixed(&DeviceWorld::bodiesStart_, z.bodies);
-    if (z.colliders > 0 || z.bodyContacts) {
-      // The collider contacts each body solved this step, and last step's: the warm start
-      // (KeepContacts; 24 B a slot, a quarter of a contact).
-      fixed(&DeviceWorld::colliderCount_, z.bodies);
+    // The collider contacts each body solved this step (read by the pair passes too), and with
+    // colliders last step's: the warm start (KeepContacts; 24 B a slot, a quarter of a contact).
+    if (z.colliders > 0 || z.bodyContacts) fixed(&DeviceWorld::colliderCount_, z.bodies);
+    if (z.colliders > 0) {
       fixed(&DeviceWorld::previousColliderCount_, z.bodies);
       fixed(&DeviceWorld::previousContacts_, z.bodies * z.contactsPerBody);
     }
@@ -843,13 +843,13 @@ class DeviceWorld final : public World {
     return out;
   }
 
-  // State format, version 5 (4 + the pair slots provisioned and the most pairs found since the host
-  // looked, so that a resumed run provisions as the uninterrupted one did; 4 added the working
-  // origin, 3 each body's sleep state): Header,
-  // then nbody BodyData (centres relative to the header's origin), nparticle positions (relative
-  // to it too), nparticle
-  // velocities, nbody overflow counters, and — when bodies touch — the warm-start state (last
-  // step's collider contacts per body and contacts per pair), all native-endian raw bytes.
+  // State format (kStateVersion below; 5 added the pair slots provisioned and the most pairs found
+  // since the host looked, so that a resumed run provisions as the uninterrupted one did; 4 the
+  // working origin, 3 each body's sleep state): Header, then nbody BodyData (centres relative to
+  // the header's origin), nparticle positions (relative to it too), nparticle velocities, nbody
+  // overflow counters, then — with colliders (keepsContacts) — last step's collider contacts per
+  // body as warm-start impulses (KeptContact) and their counts, and — when bodies touch — last
+  // step's pairs and contacts per pair, all native-endian raw bytes.
   struct StateHeader {
     char magic[8];
     std::uint32_t version;
@@ -858,7 +858,7 @@ class DeviceWorld final : public World {
     std::uint64_t bodies;
     std::uint64_t particles;
     std::uint32_t contactSize;     // sizeof(ContactSlot)
-    std::uint32_t bodyContacts;    // 1 when the warm-start state follows
+    std::uint32_t bodyContacts;    // 1 when the pairs' warm-start state follows
     std::uint32_t contactsPerBody, contactsPerPair;
     std::int64_t pairs;            // last step's pairs
     std::int64_t pairOverflow, pairContactOverflow;
@@ -871,9 +871,9 @@ class DeviceWorld final : public World {
   // body contacts; 6: contacts carry their response.
   static constexpr std::uint32_t kStateVersion = 7;
 
-  /// Whether the world keeps collider contacts between steps (a scene with colliders or body
-  /// contacts): the state then carries them.
-  bool keepsContacts() const { return !colliderCount_.empty(); }
+  /// Whether the world keeps collider contacts between steps (a scene with colliders): the state
+  /// then carries them.
+  bool keepsContacts() const { return !previousContacts_.empty(); }
 
   std::size_t warmBytes(std::int64_t pairs) const {
     const std::size_t nb = bodies_.size();
@@ -1107,7 +1107,6 @@ class DeviceWorld final : public World {
   }
   std::vector<PairNormalImpulse> lastPairImpulses() const override {
     std::vector<PairNormalImpulse> out;
-    if (!bodyContacts_) return out;
     const std::size_t pairs = static_cast<std::size_t>(lastPairCount());
     const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
     const std::size_t perBody = static_cast<std::size_t>(scene_.solver.maxContactsPerBody);
@@ -1127,6 +1126,7 @@ class DeviceWorld final : public World {
         out.push_back(t);
       }
     }
+    if (!keepsContacts()) return out;
     thrust::host_vector<int> counts = previousColliderCount_;
     thrust::host_vector<KeptContact> contacts = previousContacts_;
     for (std::size_t b = 0; b < nb; ++b) {

@@ -445,25 +445,25 @@ SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyD
 }
 
 /// Body `bodyIndex`'s collider contacts through the one contact solver (math/contact_solver.h):
-/// the body alone against static colliders. In a scene whose bodies do not touch, warm-started
-/// from its contacts of the last step and solved until its velocities settle, its count recorded
-/// for the next step's warm start (KeepContacts); where bodies touch, cold and `contact_iterations`
-/// sweeps, nothing kept (docs/solver.md, "Warm starts against the colliders": measured, it left
-/// piles deeper). `moved`: the pose has already moved this step (contacts after the move, the
+/// the body alone against static colliders. `Warm` (a scene whose bodies do not touch: every
+/// caller knows which it is): warm-started from its contacts of the last step and solved until
+/// its velocities settle, its count recorded for the next step's warm start (KeepContacts);
+/// otherwise cold and `contact_iterations` sweeps, nothing kept (docs/solver.md, "Warm starts
+/// against the colliders": measured, it left piles deeper). `moved`: the pose has already moved this step (contacts after the move, the
 /// default, and every deferred contact phase), and then moves with the velocity change; before
 /// the move (the impulse method in physics.md §3's order) the position update that follows uses
 /// the new velocities.
+template <bool Warm>
 SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved) {
   SolverBody<float> body = solverBodyOf(p, b, 1);
-  const bool warm = !p.bodyContacts;
   resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b), c, count,
-                       p.previousContacts + static_cast<long long>(bodyIndex) * p.contactCapacity,
-                       warm ? p.previousColliderCount[bodyIndex] : 0, warm, bodyMaterial(p, b), p.h,
+                       Warm ? p.previousContacts + static_cast<long long>(bodyIndex) * p.contactCapacity : nullptr,
+                       Warm ? p.previousColliderCount[bodyIndex] : 0, Warm, bodyMaterial(p, b), p.h,
                        p.contactIterations, p.shapes[b.shape].radius, moved);
   b.velocity = body.v;
   b.angularVelocity = body.w;
-  if (warm) p.colliderContactCount[bodyIndex] = count;
+  if constexpr (Warm) p.colliderContactCount[bodyIndex] = count;
 }
 
 /// A shape's rest offsets as the push-out reads them.
@@ -503,7 +503,10 @@ SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
 }
 
 /// Body-level contact against the colliders: `start` is the body at the step's start (the
-/// approach speeds for restitution), `b` at its predicted pose.
+/// approach speeds for restitution), `b` at its predicted pose. `Warm`: solveColliderContacts'
+/// (true in the per-body step of a scene whose bodies do not touch, false for a lone body of a
+/// pile, PrepareBodies).
+template <bool Warm>
 SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
                                   bool moved) {
   ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
@@ -512,7 +515,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
     int count = 0;
     gatherContacts(p, start, b, slots, count, overflow);
     count = colliderManifold(p, b, slots, count);
-    if (count > 0) solveColliderContacts(p, bodyIndex, start, b, slots, count, moved);
+    if (count > 0) solveColliderContacts<Warm>(p, bodyIndex, start, b, slots, count, moved);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
       StepParams one = p;
@@ -690,7 +693,7 @@ struct SolveColliderContacts {
     BodyData b = p.bodies[bodyIndex];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
     const int count = p.colliderContactCount[bodyIndex];
-    if (count > 0) solveColliderContacts(p, bodyIndex, p.bodiesStart[bodyIndex], b, slots, count, true);
+    if (count > 0) solveColliderContacts<true>(p, bodyIndex, p.bodiesStart[bodyIndex], b, slots, count, true);
     p.bodies[bodyIndex] = b;
     armPushOut(p, bodyIndex, b, !b.asleep);  // a sleeping body is not pushed
   }
@@ -1293,13 +1296,13 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     if constexpr (Wide) {  // resolveBodyContacts from the wide gather
       if (p.colliderContacts) {
         if (gathered > 0)
-          solveColliderContacts(p, b, p.bodiesStart[b], body, p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                                gathered, true);
+          solveColliderContacts<false>(p, b, p.bodiesStart[b], body,
+                                       p.contacts + static_cast<long long>(b) * p.contactCapacity, gathered, true);
         p.bodies[b] = body;
         armPushOut(p, b, body, true);
       }
     } else if (p.colliderContacts) {
-      resolveBodyContacts(p, b, p.bodiesStart[b], body, true);
+      resolveBodyContacts<false>(p, b, p.bodiesStart[b], body, true);
       p.bodies[b] = body;
     }
     return;
@@ -1318,12 +1321,9 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     const ContactMaterial<float> mat = bodyMaterial(p, body);
     contactTargets(pairStartBody(p, b, p.bodiesStart[b], body), fixed, pairSolverBody(p, b, body, 1), fixed, slots,
                    count, mat, p.h, true);
-    const KeptContact* previous = p.previousContacts + static_cast<long long>(b) * p.contactCapacity;
-    for (int k = 0; k < count; ++k) {
-      const V3 j = warmStart(slots[k], previous, p.previousColliderCount[b], mat.friction);
-      p.onBody[b].linear += j;
-      p.onBody[b].angular += glm::cross(slots[k].ra, j);
-    }
+    if (count > 0)  // (without colliders there is no last step's buffer)
+      warmStartContacts(slots, count, p.previousContacts + static_cast<long long>(b) * p.contactCapacity,
+                        p.previousColliderCount[b], mat.friction, p.onBody[b].linear, p.onBody[b].angular);
     // The responses for the rounds' split mass (math/contact_solver.h, prepareResponse).
     prepareResponse<float>(pairSolverBody(p, b, body, touching + (count > 0 ? 1 : 0)), nullptr, slots, count);
   }
@@ -1877,7 +1877,7 @@ struct MatchBodies {
     // in float, ω = I⁻¹ L compounded I⁻¹ I ≠ 1 into a drift of |L| and the energy).
     b.angularVelocity = omegaOfMomentum(b.rotation, before.angularVelocity, L, shape.inertia, shape.inertiaInverse);
     if (!p.deferContacts) {
-      if (p.collideAfter && p.impulseContacts) resolveBodyContacts(p, bodyIndex, before, b, true);
+      if (p.collideAfter && p.impulseContacts) resolveBodyContacts<true>(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);
     }
     p.bodies[bodyIndex] = b;
@@ -1907,12 +1907,12 @@ struct ImpulseBodies {
       }
     b.velocity = (b.velocity + p.h * (p.gravity + F / shape.mass)) * p.linearDamping;
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
-    if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b, false);
+    if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, false);
     b.centre += p.h * b.velocity;
     rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h,
                        awayFromColliders(p, before));
     if (!p.deferContacts) {
-      if (p.impulseContacts && p.collideAfter) resolveBodyContacts(p, bodyIndex, before, b, true);
+      if (p.impulseContacts && p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);
     }
     p.bodies[bodyIndex] = b;

@@ -362,7 +362,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       resolveAgainstStatic(body.centre, body.rotation, self, atStart, contacts.data(),
                            static_cast<int>(contacts.size()), previous.data(), static_cast<int>(previous.size()),
                            warm, contactMaterial(b), scene_.stepDt(),
-                           scene_.solver.contactIterations, scene_.shapes[scene_.bodies[b].shape].boundingRadius, moved);
+                           scene_.solver.contactIterations, storedRadius(b), moved);
       body.velocity = self.v;
       body.angularVelocity = self.w;
       if (warm) solvedColliderContacts_[b] = contacts;
@@ -669,12 +669,9 @@ void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>&
   }
   for (std::size_t b = 0; b < n; ++b) {
     const auto& previous = previousColliderContacts_[b];
-    for (PairContact<double>& c : s.colliderContacts[b]) {
-      const glm::dvec3 j = warmStart(c, previous.data(), static_cast<int>(previous.size()),
-                                     contactMaterial(b).friction);
-      s.onBody[b].linear += j;
-      s.onBody[b].angular += glm::cross(c.ra, j);
-    }
+    warmStartContacts(s.colliderContacts[b].data(), static_cast<int>(s.colliderContacts[b].size()), previous.data(),
+                      static_cast<int>(previous.size()), contactMaterial(b).friction, s.onBody[b].linear,
+                      s.onBody[b].angular);
   }
   applyRound(s);
   for (std::size_t p = 0; p < s.pairs.size(); ++p) {

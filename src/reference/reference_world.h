@@ -114,7 +114,8 @@ class ReferenceWorld final : public World {
   /// What RunChecks needs after a step.
   StepObservation observation() const;
   /// Last step's contact points with their accumulated impulses (the warm-start state): per
-  /// touching pair (a < b), and per body against the colliders (src/reference/resting_lcp.h).
+  /// touching pair (a < b), and per body against the colliders — every body where bodies do not
+  /// touch, the bodies in pairs where they do (src/reference/resting_lcp.h).
   const std::map<std::pair<std::size_t, std::size_t>, std::vector<PairContact<double>>>& lastPairContacts() const {
     return previousPairs_;
   }

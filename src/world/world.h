@@ -181,8 +181,9 @@ class World {
   /// Bodies asleep now (math/sleep.h: islands at rest are not stepped until touched); a copy
   /// from the backend.
   virtual std::int64_t sleepingBodies() const = 0;
-  /// The last step's contact impulses summed per touching pair, in pair order, then per body in a
-  /// pair against the colliders (a copy; for tests against the resting-contact oracle,
+  /// The last step's contact impulses summed per touching pair, in pair order, then per body
+  /// against the colliders — every body in a scene whose bodies do not touch, the bodies in pairs
+  /// where they do (a copy; for tests against the resting-contact oracle,
   /// src/reference/resting_lcp.h).
   virtual std::vector<PairNormalImpulse> lastPairImpulses() const = 0;
 
