@@ -491,10 +491,9 @@ SMASH_HD void sweepColliderContacts(SolverBody<T>& body, PairContact<T>* c, int 
 }
 
 /// A body's sweeps (against the colliders alone, or against its carriers in shock propagation)
-/// stop when one changed its velocity by less than 10⁻⁵ of
-/// its speed (|v| + r|ω|, r its bounding radius) plus 10⁻⁷ m/s: at 32 fixed sweeps the float and
-/// double solves of a pile still differed by 1.4·10⁻⁴ m/s; converged, they agree to rounding,
-/// and a resting body stops after a few sweeps.
+/// stop when one changed its velocity by less than 10⁻⁵ of its speed (|v| + r|ω|, r its bounding
+/// radius) plus 10⁻⁷ m/s: at 32 fixed sweeps the float and double solves of a pile still differed
+/// by 1.4·10⁻⁴ m/s; converged, they agree to rounding, and a resting body stops after a few sweeps.
 template <class T>
 SMASH_HD bool sweepSettled(const SolverBody<T>& last, const SolverBody<T>& now, T radius) {
   const T change = glm::length(now.v - last.v) + radius * glm::length(now.w - last.w);
@@ -534,9 +533,9 @@ SMASH_HD void moveWithVelocityChange(Vec3<T>& centre, Mat3<T>& rotation, const V
 /// of the last step, `previousCount` of them) and sweeps until the velocities settle
 /// (solveAgainstStatic, `radius` the body's bounding radius) — or, not `warm`, a cold solve of
 /// `iterations` sweeps (a scene whose bodies touch: docs/solver.md, "Warm starts against the
-/// colliders") — and, when the contacts were found at the predicted pose (`moved`), the pose moved with the
-/// velocity change and placed by a bounce. `body` holds the velocities before the solve
-/// on entry and after it on return; centre and rotation are the body's pose. The backends
+/// colliders") — and, when the contacts were found at the predicted pose (`moved`), the pose
+/// moved with the velocity change and placed by a bounce. `body` holds the velocities before the
+/// solve on entry and after it on return; centre and rotation are the body's pose. The backends
 /// (solveColliderContacts) and the reference call this one function.
 template <class T, class Previous>
 SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBody<T>& body,

@@ -449,10 +449,10 @@ SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyD
 /// caller knows which it is): warm-started from its contacts of the last step and solved until
 /// its velocities settle, its count recorded for the next step's warm start (KeepContacts);
 /// otherwise cold and `contact_iterations` sweeps, nothing kept (docs/solver.md, "Warm starts
-/// against the colliders": measured, it left piles deeper). `moved`: the pose has already moved this step (contacts after the move, the
-/// default, and every deferred contact phase), and then moves with the velocity change; before
-/// the move (the impulse method in physics.md §3's order) the position update that follows uses
-/// the new velocities.
+/// against the colliders": measured, it left piles deeper). `moved`: the pose has already moved
+/// this step (contacts after the move, the default, and every deferred contact phase), and then
+/// moves with the velocity change; before the move (the impulse method in physics.md §3's order)
+/// the position update that follows uses the new velocities.
 template <bool Warm>
 SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved) {
