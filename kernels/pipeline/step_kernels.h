@@ -376,12 +376,13 @@ SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<
 /// The collider contacts of body b at its predicted pose, each particle swept from its place on
 /// `start`, the body at the step's start (math/swept.h).
 SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const BodyData& b,
-                             ContactSlot* slots, int& count, long long& overflow) {
+                             ContactSlot* slots, int& count, long long& overflow, bool* anySwept = nullptr) {
   const ShapeData& shape = p.shapes[b.shape];
   const float travel = travelOf(start, b, shape.radius);
   for (int k = 0; k < p.colliderCount; ++k) {
     if (!maySweepInto(p.colliders[k], start, b, shape, p.contactMargin)) continue;
     const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
+    if (swept && anySwept) *anySwept = true;
     for (int i = 0; i < shape.count; ++i) {
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
       SdfSample<float> s = swept ? sweptColliderAt(p.colliders + k, p.rest + shape.restOffset, &start, i, b.centre + r)
@@ -502,6 +503,60 @@ SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
                      RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
 }
 
+/// pushOut after a solve of the collider contacts gathered at the pose (`atCentre`, `atRotation`):
+/// the same passes, and the same bits, with each collider's deepest point looked for among the
+/// `count` contacts gathered for it (`c`, in particle order) instead of over every particle, for
+/// as long as that is exact. A particle not gathered had φ ≥ the contact margin; since then the
+/// body moved by at most |Δc| + ‖ΔR‖_F r (r its bounding radius) plus what the push-out moved it,
+/// and φ is 1-Lipschitz (within lipschitzSlack), so while that sum (and a rounding allowance)
+/// stays below the margin, such a particle still has φ > 0 — and pushOut takes only a particle
+/// deeper than the deepest so far, which starts at 0. Past it, the collider's pass scans every
+/// particle (deepestInside). `complete`: every particle within the margin was gathered (no
+/// overflow, no swept sample, no manifold); otherwise pushOut. On a resting body the solve moves
+/// it back up by about g h², half the default margin: its push-out reads its ~100 contacts
+/// instead of its particles (issue 13).
+SMASH_HD void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
+                              const ContactSlot* c, int count, bool complete) {
+  if (!complete) {
+    pushOut(p, b);
+    return;
+  }
+  const ShapeData& shape = p.shapes[b.shape];
+  const RestOffsets rest{p.rest + shape.restOffset};
+  const M3 turn = b.rotation - atRotation;
+  float moved = glm::length(b.centre - atCentre) +
+                glm::sqrt(glm::dot(turn[0], turn[0]) + glm::dot(turn[1], turn[1]) + glm::dot(turn[2], turn[2])) *
+                    shape.radius;
+  const float rounding = 1e-5f * (1.0f + glm::max(glm::abs(b.centre.x), glm::max(glm::abs(b.centre.y), glm::abs(b.centre.z))));
+  for (int pass = 0; pass < kPushOutPasses; ++pass) {
+    bool pushed = false;
+    for (int k = 0; k < p.colliderCount; ++k) {
+      const Collider<float>& collider = p.colliders[k];
+      V3 normal(0.0f);
+      float depth = 0.0f;
+      if (moved + lipschitzSlack(collider) + rounding < p.contactMargin) {
+        if (!(sdfCollider(collider, b.centre).phi > shape.radius + lipschitzSlack(collider)))  // deepestInside's gate
+          for (int j = 0; j < count; ++j) {
+            if (c[j].feature != k) continue;
+            const SdfSample<float> s = sdfCollider(collider, b.centre + b.rotation * rest(c[j].particle));
+            if (-s.phi > depth) {
+              depth = -s.phi;
+              normal = s.gradient;
+            }
+          }
+      } else {
+        depth = deepestInside(collider, b.centre, b.rotation, rest, shape.count, shape.radius, normal);
+      }
+      if (depth > 0.0f) {
+        b.centre += depth * normal;
+        moved += depth;
+        pushed = true;
+      }
+    }
+    if (!pushed) break;
+  }
+}
+
 /// Body-level contact against the colliders: `start` is the body at the step's start (the
 /// approach speeds for restitution), `b` at its predicted pose. `Warm`: solveColliderContacts'
 /// (true in the per-body step of a scene whose bodies do not touch, false for a lone body of a
@@ -513,9 +568,15 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   long long overflow = 0;
   if (!p.averagedContacts) {
     int count = 0;
-    gatherContacts(p, start, b, slots, count, overflow);
+    bool swept = false;
+    gatherContacts(p, start, b, slots, count, overflow, &swept);
+    const int gathered = count;
+    const bool complete = overflow == 0 && !swept && p.colliderManifold == 0;  // every particle within the margin
+    const V3 atCentre = b.centre;
+    const M3 atRotation = b.rotation;
     count = colliderManifold(p, b, slots, count);
     if (count > 0) solveColliderContacts<Warm>(p, bodyIndex, start, b, slots, count, moved);
+    pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
       StepParams one = p;
@@ -525,9 +586,9 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
       gatherContacts(one, start, b, slots, count, overflow);
       if (count > 0) averagedImpulse(p, b, slots, count);
     }
+    pushOut(p, b);
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
-  pushOut(p, b);
 }
 
 // ---------------------------------------------------------------------------------------------
