@@ -508,15 +508,23 @@ SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
 /// `count` contacts gathered for it (`c`, in particle order) instead of over every particle, for
 /// as long as that is exact. A particle not gathered had φ ≥ the contact margin; since then the
 /// body moved by at most |Δc| + ‖ΔR‖_F r (r its bounding radius) plus what the push-out moved it,
-/// and φ is 1-Lipschitz (within lipschitzSlack), so while that sum (and a rounding allowance)
-/// stays below the margin, such a particle still has φ > 0 — and pushOut takes only a particle
-/// deeper than the deepest so far, which starts at 0. Past it, the collider's pass scans every
-/// particle (deepestInside). `complete`: every particle within the margin was gathered (no
+/// and φ is 1-Lipschitz, so while that sum (and a rounding allowance) stays below the margin,
+/// such a particle still has φ > 0 — and pushOut takes only a particle deeper than the deepest so
+/// far, which starts at 0. Past it, and for a mesh collider (a grid: its φ is a true distance only
+/// within lipschitzSlack, two cells, more than a margin), the collider's pass scans every particle
+/// (deepestInside). `complete`: every particle within the margin was gathered (no
 /// overflow, no swept sample, no manifold); otherwise pushOut. On a resting body the solve moves
 /// it back up by about g h², half the default margin: its push-out reads its ~100 contacts
 /// instead of its particles (issue 13).
 SMASH_HD void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
                               const ContactSlot* c, int count, bool complete) {
+#if defined(__CUDA_ARCH__)
+  // On a GPU, pushOut itself (the same bits): the CUDA default is the wide layout, and in the
+  // per-body kernels these loops took MatchBodies' stack from 288 to 1040 B and PrepareBodies'
+  // from 832 to 1976 B (kernels/gpu_budget.txt).
+  (void)atCentre, (void)atRotation, (void)c, (void)count, (void)complete;
+  pushOut(p, b);
+#else
   if (!complete) {
     pushOut(p, b);
     return;
@@ -527,14 +535,18 @@ SMASH_HD void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCent
   float moved = glm::length(b.centre - atCentre) +
                 glm::sqrt(glm::dot(turn[0], turn[0]) + glm::dot(turn[1], turn[1]) + glm::dot(turn[2], turn[2])) *
                     shape.radius;
-  const float rounding = 1e-5f * (1.0f + glm::max(glm::abs(b.centre.x), glm::max(glm::abs(b.centre.y), glm::abs(b.centre.z))));
+  auto largest = [](const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); };
   for (int pass = 0; pass < kPushOutPasses; ++pass) {
     bool pushed = false;
     for (int k = 0; k < p.colliderCount; ++k) {
       const Collider<float>& collider = p.colliders[k];
       V3 normal(0.0f);
       float depth = 0.0f;
-      if (moved + lipschitzSlack(collider) + rounding < p.contactMargin) {
+      // φ's rounding at either pose: a few ulps of the coordinates it works with (the body's
+      // position and reach, the collider's points and sizes), with a margin of safety.
+      const float rounding = 1e-5f * (1.0f + largest(b.centre) + shape.radius + largest(collider.point) +
+                                      largest(collider.point2) + largest(collider.halfExtents) + collider.radius);
+      if (collider.type != ColliderType::Mesh && moved + rounding < p.contactMargin) {
         if (!(sdfCollider(collider, b.centre).phi > shape.radius + lipschitzSlack(collider)))  // deepestInside's gate
           for (int j = 0; j < count; ++j) {
             if (c[j].feature != k) continue;
@@ -555,6 +567,7 @@ SMASH_HD void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCent
     }
     if (!pushed) break;
   }
+#endif
 }
 
 /// Body-level contact against the colliders: `start` is the body at the step's start (the
