@@ -376,13 +376,12 @@ SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<
 /// The collider contacts of body b at its predicted pose, each particle swept from its place on
 /// `start`, the body at the step's start (math/swept.h).
 SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const BodyData& b,
-                             ContactSlot* slots, int& count, long long& overflow, bool* anySwept = nullptr) {
+                             ContactSlot* slots, int& count, long long& overflow) {
   const ShapeData& shape = p.shapes[b.shape];
   const float travel = travelOf(start, b, shape.radius);
   for (int k = 0; k < p.colliderCount; ++k) {
     if (!maySweepInto(p.colliders[k], start, b, shape, p.contactMargin)) continue;
     const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
-    if (swept && anySwept) *anySwept = true;
     for (int i = 0; i < shape.count; ++i) {
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
       SdfSample<float> s = swept ? sweptColliderAt(p.colliders + k, p.rest + shape.restOffset, &start, i, b.centre + r)
@@ -516,15 +515,20 @@ SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
 /// overflow, no swept sample, no manifold); otherwise pushOut. On a resting body the solve moves
 /// it back up by about g h², half the default margin: its push-out reads its ~100 contacts
 /// instead of its particles (issue 13).
-SMASH_HD void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
-                              const ContactSlot* c, int count, bool complete) {
-#if defined(__CUDA_ARCH__)
-  // On a GPU, pushOut itself (the same bits): the CUDA default is the wide layout, and in the
-  // per-body kernels these loops took MatchBodies' stack from 288 to 1040 B and PrepareBodies'
-  // from 832 to 1976 B (kernels/gpu_budget.txt).
-  (void)atCentre, (void)atRotation, (void)c, (void)count, (void)complete;
-  pushOut(p, b);
-#else
+/// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
+/// contacts then are not the particles within the margin at the pose. Host code only.
+inline bool gatheredSwept(const StepParams& p, const BodyData& start, const BodyData& b) {
+  const ShapeData& shape = p.shapes[b.shape];
+  const float travel = travelOf(start, b, shape.radius);
+  for (int k = 0; k < p.colliderCount; ++k)
+    if (maySweepInto(p.colliders[k], start, b, shape, p.contactMargin) && maySweep(travel, colliderThickness(p.colliders[k])))
+      return true;
+  return false;
+}
+
+/// Host code only (resolveBodyContacts).
+inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
+                            const ContactSlot* c, int count, bool complete) {
   if (!complete) {
     pushOut(p, b);
     return;
@@ -567,7 +571,6 @@ SMASH_HD void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCent
     }
     if (!pushed) break;
   }
-#endif
 }
 
 /// Body-level contact against the colliders: `start` is the body at the step's start (the
@@ -581,15 +584,24 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   long long overflow = 0;
   if (!p.averagedContacts) {
     int count = 0;
-    bool swept = false;
-    gatherContacts(p, start, b, slots, count, overflow, &swept);
-    const int gathered = count;
-    const bool complete = overflow == 0 && !swept && p.colliderManifold == 0;  // every particle within the margin
+    gatherContacts(p, start, b, slots, count, overflow);
+#if !defined(__CUDA_ARCH__)
+    // The push-out reads the gathered contacts (pushOutGathered). Not on a GPU, where pushOut
+    // gives the same bits: the CUDA default is the wide layout, and in these per-body kernels the
+    // gathered-contact push-out took MatchBodies' stack from 288 to 1,040 B and PrepareBodies' from
+    // 832 to 1,976 B.
+    const int gathered = count;  // every particle within the margin, unless:
+    const bool complete = overflow == 0 && p.colliderManifold == 0 && !gatheredSwept(p, start, b);
     const V3 atCentre = b.centre;
     const M3 atRotation = b.rotation;
+#endif
     count = colliderManifold(p, b, slots, count);
     if (count > 0) solveColliderContacts<Warm>(p, bodyIndex, start, b, slots, count, moved);
+#if !defined(__CUDA_ARCH__)
+    if (overflow) p.contactOverflow[bodyIndex] += overflow;
     pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
+    return;
+#endif
   } else {
     for (int k = 0; k < p.colliderCount; ++k) {
       StepParams one = p;
@@ -599,9 +611,9 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
       gatherContacts(one, start, b, slots, count, overflow);
       if (count > 0) averagedImpulse(p, b, slots, count);
     }
-    pushOut(p, b);
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
+  pushOut(p, b);
 }
 
 // ---------------------------------------------------------------------------------------------
