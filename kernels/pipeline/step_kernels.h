@@ -502,6 +502,17 @@ SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
                      RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
 }
 
+/// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
+/// contacts then are not the particles within the margin at the pose. Host code only.
+inline bool gatheredSwept(const StepParams& p, const BodyData& start, const BodyData& b) {
+  const ShapeData& shape = p.shapes[b.shape];
+  const float travel = travelOf(start, b, shape.radius);
+  for (int k = 0; k < p.colliderCount; ++k)
+    if (maySweepInto(p.colliders[k], start, b, shape, p.contactMargin) && maySweep(travel, colliderThickness(p.colliders[k])))
+      return true;
+  return false;
+}
+
 /// pushOut after a solve of the collider contacts gathered at the pose (`atCentre`, `atRotation`):
 /// the same passes, and the same bits, with each collider's deepest point looked for among the
 /// `count` contacts gathered for it (`c`, in particle order) instead of over every particle, for
@@ -515,17 +526,6 @@ SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
 /// overflow, no swept sample, no manifold); otherwise pushOut. On a resting body the solve moves
 /// it back up by about g h², half the default margin: its push-out reads its ~100 contacts
 /// instead of its particles (issue 13).
-/// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
-/// contacts then are not the particles within the margin at the pose. Host code only.
-inline bool gatheredSwept(const StepParams& p, const BodyData& start, const BodyData& b) {
-  const ShapeData& shape = p.shapes[b.shape];
-  const float travel = travelOf(start, b, shape.radius);
-  for (int k = 0; k < p.colliderCount; ++k)
-    if (maySweepInto(p.colliders[k], start, b, shape, p.contactMargin) && maySweep(travel, colliderThickness(p.colliders[k])))
-      return true;
-  return false;
-}
-
 /// Host code only (resolveBodyContacts).
 inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
                             const ContactSlot* c, int count, bool complete) {
