@@ -59,6 +59,29 @@ std::vector<std::vector<BodyPose>> trajectory(const Scene& scene, const std::str
 
 const char* kBackends[] = {"reference", "cpp", "omp"};
 
+/// One body alone on a ground plane, sleeping and body contacts off: the box (400 surface points)
+/// or the bunny's 3,483 vertices, turned `degrees` about (0.1, 1, 0.05), its lowest point `height`
+/// above the ground. `solverExtra`: further solver fields (JSON, each after a comma).
+Scene bodyAboveGround(const std::string& method, const std::string& shape, const std::string& solverExtra,
+                      double degrees, double height) {
+  std::ostringstream s;
+  s << R"({"dt": 0.016666666666666666, "substeps": 2, "frames": 180,
+    "solver": {"method": ")" << method << R"(", "restitution_threshold": 0.3, "sleep": false, "body_contacts": false)"
+    << solverExtra << R"(},
+    "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
+    "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+    "shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2, "sampling": {"mode": "surface", "count": 400, "seed": 3}},
+               "bunny": {"mesh": "meshes/bunny.obj", "scale": 0.12}},
+    "bodies": [{"shape": ")" << shape << R"(", "position": [0, 0.3, 0],
+                "rotation": {"axis": [0.1, 1, 0.05], "degrees": )" << degrees << R"(}}]})";
+  Scene scene = sceneFromJson(s.str());
+  double lowest = 1e9;
+  const Shape& body = scene.shapes[scene.bodies[0].shape];
+  for (const glm::dvec3& r : body.rest) lowest = std::min(lowest, (glm::mat3_cast(scene.bodies[0].rotation) * r).y);
+  scene.bodies[0].position.y = height - lowest;
+  return scene;
+}
+
 }  // namespace
 
 TEST_CASE("bodies: a baked field holds true distances inside and out", "[bodies][sdf]") {
@@ -869,22 +892,10 @@ TEST_CASE("collider contact manifold: bodies alone on the ground rest as with ev
   // per patch) and with every contact (0).
   for (const char* shape : {"box", "bunny"})
     for (int cap : {8, 0}) {
-      std::ostringstream s;
-      s << R"({"dt": 0.016666666666666666, "substeps": 2, "frames": 180,
-        "solver": {"method": "shape_matching", "restitution_threshold": 0.3, "sleep": false, "body_contacts": false,
-                   "max_contacts_per_collider": )" << cap << R"(},
-        "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
-        "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
-        "shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2, "sampling": {"mode": "surface", "count": 400, "seed": 3}},
-                   "bunny": {"mesh": "meshes/bunny.obj", "scale": 0.12}},
-        "bodies": [{"shape": ")" << shape << R"(", "position": [0, 0.3, 0],
-                    "rotation": {"axis": [0.1, 1, 0.05], "degrees": 45}}]})";
-      Scene scene = sceneFromJson(s.str());
       // Start 2 cm above the ground.
-      double lowest = 1e9;
+      const Scene scene = bodyAboveGround("shape_matching", shape, ", \"max_contacts_per_collider\": " + std::to_string(cap),
+                                          45, 0.02);
       const Shape& body = scene.shapes[scene.bodies[0].shape];
-      for (const glm::dvec3& r : body.rest) lowest = std::min(lowest, (glm::mat3_cast(scene.bodies[0].rotation) * r).y);
-      scene.bodies[0].position.y = 0.02 - lowest;
       for (const char* backend : {"omp", "reference"}) {
         const int steps = scene.frames * scene.substeps;
         const auto run = trajectory(scene, backend, steps);
@@ -908,20 +919,8 @@ TEST_CASE("collider contacts: warm-started, a body alone on the ground comes to 
   // |v| + r|ω| and the drift of the centre (the pose at its end against the pose at its start).
   for (const char* method : {"shape_matching", "impulse"})
     for (const char* shape : {"box", "bunny"}) {
-      std::ostringstream s;
-      s << R"({"dt": 0.016666666666666666, "substeps": 2, "frames": 180,
-        "solver": {"method": ")" << method << R"(", "restitution_threshold": 0.3, "sleep": false, "body_contacts": false},
-        "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
-        "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
-        "shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2, "sampling": {"mode": "surface", "count": 400, "seed": 3}},
-                   "bunny": {"mesh": "meshes/bunny.obj", "scale": 0.12}},
-        "bodies": [{"shape": ")" << shape << R"(", "position": [0, 0.3, 0],
-                    "rotation": {"axis": [0.1, 1, 0.05], "degrees": 30}}]})";
-      Scene scene = sceneFromJson(s.str());
-      double lowest = 1e9;
+      const Scene scene = bodyAboveGround(method, shape, "", 30, 0.005);  // 5 mm above the ground
       const Shape& body = scene.shapes[scene.bodies[0].shape];
-      for (const glm::dvec3& r : body.rest) lowest = std::min(lowest, (glm::mat3_cast(scene.bodies[0].rotation) * r).y);
-      scene.bodies[0].position.y = 0.005 - lowest;  // 5 mm above the ground
       for (const char* backend : {"omp", "reference"}) {
         const int steps = scene.frames * scene.substeps, lastSecond = 2 * 60;
         const auto run = trajectory(scene, backend, steps);
