@@ -1467,8 +1467,9 @@ struct PreparePairs {
     if (previous < 0) return;
     const PairContact<float>* old =
         p.previousPairContacts + static_cast<long long>(previous) * p.pairContactCapacity;
+    int cursor = 0;
     for (int k = 0; k < count; ++k) {
-      const V3 j = warmStart(c[k], old, p.previousPairContactCount[previous], mat.friction);
+      const V3 j = warmStart(c[k], old, p.previousPairContactCount[previous], mat.friction, cursor);
       p.onA[q].linear += j;
       p.onA[q].angular += glm::cross(c[k].ra, j);
       p.onB[q].linear -= j;

@@ -658,9 +658,10 @@ void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>&
   for (std::size_t p = 0; p < s.pairs.size(); ++p) {
     auto it = previousPairs_.find({s.pairs[p].a, s.pairs[p].b});
     if (it == previousPairs_.end()) continue;
+    int cursor = 0;
     for (PairContact<double>& c : s.pairs[p].contacts) {
       const glm::dvec3 j = warmStart(c, it->second.data(), static_cast<int>(it->second.size()),
-                                     s.pairMaterial[p].friction);
+                                     s.pairMaterial[p].friction, cursor);
       s.onA[p].linear += j;
       s.onA[p].angular += glm::cross(c.ra, j);
       s.onB[p].linear -= j;
