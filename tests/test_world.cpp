@@ -398,6 +398,84 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
 #endif
 }
 
+TEST_CASE("world: the contact rounds' four pairs in SSE lanes give pairSweep's bits", "[world][determinism]") {
+#if SMASH_CONTACT_LANES
+  // SweepPairContacts on x86-64 sweeps four pairs at once (math/contact_lanes.h); each lane must
+  // do what pairSweep does to its pair: contact counts 0 to 8 (lanes idle past their own), contacts
+  // neither side can move along (normalMass 0), sliding and sticking friction, signed zeros.
+  using namespace smash;
+  smash::Random random(20261127);
+  auto f = [&](double lo, double hi) { return static_cast<float>(random.uniform(lo, hi)); };
+  auto v3 = [&](double lo, double hi) {
+    const float x = f(lo, hi), y = f(lo, hi), z = f(lo, hi);
+    return Vec3<float>(x, y, z);
+  };
+  auto body = [&](bool fixed) {
+    SolverBody<float> s;
+    s.v = v3(-2, 2);
+    s.w = v3(-5, 5);
+    if (fixed) return s;  // a carrier or collider: inverse mass and inertia 0
+    s.invMass = f(0.01, 10);
+    const Mat3<float> r(smash::rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(random.uniform3(-1, 1)))));
+    const Vec3<float> d = v3(0.1, 20);
+    s.invInertia = r * Mat3<float>(d.x, 0, 0, 0, d.y, 0, 0, 0, d.z) * glm::transpose(r);
+    return s;
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    INFO("trial " << trial);
+    SolverBody<float> a[4], b[4];
+    std::vector<PairContact<float>> contacts[4];
+    int count[4];
+    float friction[4];
+    PairContact<float>* c[4];
+    for (int l = 0; l < 4; ++l) {
+      a[l] = body(false);
+      b[l] = body(trial % 5 == 1);
+      count[l] = static_cast<int>(random.uniform(0, 8.999));
+      friction[l] = trial % 7 == 2 ? 0.0f : f(0, 1.2);
+      contacts[l].resize(static_cast<std::size_t>(count[l]));
+      for (PairContact<float>& s : contacts[l]) {
+        s.ra = v3(-0.5, 0.5);
+        s.rb = v3(-0.5, 0.5);
+        s.normal = Vec3<float>(glm::normalize(random.uniform3(-1, 1)));
+        if (trial % 3 == 0) s.normal = Vec3<float>(0.0f, 1.0f, -0.0f);  // tangents with zero components
+        s.phi = f(-0.01, 0.01);
+        s.target = trial % 4 == 0 ? 0.0f : f(-1, 1);
+        s.lambdaNormal = trial % 2 ? f(0, 2) : 0.0f;
+        s.lambdaTangent = trial % 2 ? v3(-0.5, 0.5) : Vec3<float>(-0.0f, 0.0f, -0.0f);
+        s.particle = static_cast<int>(random.uniform(0, 1000));
+        s.feature = trial & 1;
+      }
+      prepareResponse(a[l], &b[l], contacts[l].data(), count[l]);
+      if (count[l] > 1 && trial % 6 == 0) contacts[l][1].normalMass = 0.0f;  // immovable along n
+      c[l] = count[l] ? contacts[l].data() : nullptr;
+    }
+    const int sweeps = 1 + trial % 3;
+    // The scalar sweeps on copies.
+    SolverBody<float> sa[4], sb[4];
+    std::vector<PairContact<float>> scalar[4];
+    PairImpulse<float> onA[4], onB[4], laneA[4], laneB[4];
+    for (int l = 0; l < 4; ++l) {
+      sa[l] = a[l];
+      sb[l] = b[l];
+      scalar[l] = contacts[l];
+      for (int s = 0; s < sweeps; ++s)
+        pairSweep(sa[l], sb[l], scalar[l].data(), count[l], friction[l], onA[l], onB[l]);
+    }
+    lanes::pairSweeps(a, b, c, count, friction, sweeps, laneA, laneB);
+    for (int l = 0; l < 4; ++l) {
+      INFO("lane " << l << ", " << count[l] << " contacts");
+      CHECK(std::memcmp(&laneA[l], &onA[l], sizeof(PairImpulse<float>)) == 0);
+      CHECK(std::memcmp(&laneB[l], &onB[l], sizeof(PairImpulse<float>)) == 0);
+      if (count[l] > 0)
+        CHECK(std::memcmp(contacts[l].data(), scalar[l].data(), contacts[l].size() * sizeof(PairContact<float>)) == 0);
+    }
+  }
+#else
+  SUCCEED("no SSE lanes on this CPU: SweepPairContacts sweeps one pair at a time");
+#endif
+}
+
 TEST_CASE("world: edge cases", "[world]") {
   for (Backend backend : backendsUnderTest())
   for (StepStrategy strategy : strategiesUnderTest()) {

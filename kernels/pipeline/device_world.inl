@@ -747,7 +747,7 @@ class DeviceWorld final : public World {
       for (int it = 0; it < scene_.solver.contactIterations; ++it) {
         // Its pair_sweeps sweeps re-read the pair's points from L1: DRAM bytes once, the dependent
         // chain pair_sweeps times as long.
-        launch("SweepPairContacts", slots, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
+        launchSpans("SweepPairContacts", slots, kPairSpan, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
                mostPairContacts * scene_.solver.pairSweeps);
         launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
                nb * (BD + 32 + PI + 12) + 2 * pairs * (8 + PI));
@@ -1348,6 +1348,16 @@ class DeviceWorld final : public World {
     record(kernel, 1, count, bytes, serialSteps);
     if (count <= 0) return;
     timed(kernel, [&] { System::forEach(exec(), context_, count, functor); });
+  }
+
+  /// launch for a functor that takes a span of `span` elements a call (SweepPairContacts: 32 pair
+  /// slots on a CPU, swept four to an SSE register), recorded as `count` elements, one to a thread
+  /// as a GPU runs them.
+  template <class F>
+  void launchSpans(const char* kernel, int count, int span, const F& functor, double bytes, double serialSteps = 0) {
+    record(kernel, 1, count, bytes, serialSteps);
+    if (count <= 0) return;
+    timed(kernel, [&] { System::forEach(exec(), context_, (count + span - 1) / span, functor); });
   }
 
   template <class Run>
