@@ -3,6 +3,7 @@
 // Built twice: into smash_tests for the CPU backends (cpp, omp) and into smash_cuda_tests for
 // CUDA, which exits 77 (ctest: skipped) on machines without a device.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <memory>
 #include <cmath>
 #include <cstdlib>
@@ -11,7 +12,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/mesh.h"
 #include "core/random.h"
+#include "core/sdf_bake.h"
+#include "core/shape.h"
 #include "math/contact_solver.h"
 #include "math/rotation.h"
 #include "pipeline/backends.h"
@@ -474,6 +478,97 @@ TEST_CASE("world: the contact rounds' four pairs in SSE lanes give pairSweep's b
 #else
   SUCCEED("no SSE lanes on this CPU: SweepPairContacts sweeps one pair at a time");
 #endif
+}
+
+TEST_CASE("world: the narrow phase's particle clusters skip no contact", "[world][narrow]") {
+  using namespace smash;
+  using namespace smash::pipeline;
+  // A linear field's interpolant has its gradient's length as Lipschitz bound.
+  BakedGrid linear;
+  linear.nx = linear.ny = linear.nz = 5;
+  linear.cell = 0.1;
+  for (int k = 0; k < 5; ++k)
+    for (int j = 0; j < 5; ++j)
+      for (int i = 0; i < 5; ++i) linear.values.push_back(static_cast<float>(0.1 * (0.6 * i + 0.8 * j) - 0.2));
+  CHECK(linear.interpolantLipschitz() == Approx(1.0).epsilon(1e-6));
+
+  // Bunnies of 200 surface particles (rain_1k's), their fields baked.
+  ShapeOptions options;
+  options.sampling = Sampling::Surface;
+  options.sampleCount = 200;
+  options.scale = glm::dvec3(0.8);
+  const Mesh mesh = loadObj(test::sourcePath("scenes/meshes/bunny.obj"));
+  Shape shape = buildShape("bunny", mesh, options, "bunny");
+  shape.sdf = std::make_shared<const BakedGrid>(bakeSdf(shape.mesh, 32, "bunny"));
+  const GridSdfView g = shape.sdf->view();
+  const double lipschitz = shape.sdf->interpolantLipschitz();
+  smash::Random random(20261128);
+  // The bound holds between sampled points of the node box.
+  const glm::dvec3 lower(g.originX, g.originY, g.originZ);
+  const glm::dvec3 upper = lower + double(g.cell) * glm::dvec3(g.nx - 1, g.ny - 1, g.nz - 1);
+  for (int n = 0; n < 20000; ++n) {
+    const glm::dvec3 x = lower + (upper - lower) * random.uniform3(0, 1);
+    const glm::dvec3 y = glm::clamp(x + random.uniform3(-0.05, 0.05), lower, upper);
+    CHECK(std::abs(sampleGrid(g, x).phi - sampleGrid(g, y).phi) <= lipschitz * glm::length(x - y) * (1 + 1e-9) + 1e-12);
+  }
+
+  // The clusters: every particle once, at most kClusterSize to a cluster, inside its sphere.
+  for (int n : {1, 7, 16, 17, 200, 3483}) {
+    std::vector<glm::dvec3> points;
+    for (int i = 0; i < n; ++i) points.push_back(random.uniform3(-1, 1));
+    const ParticleClusters c = clusterParticles(points, kClusterSize);
+    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    for (int i : c.order) ++seen[static_cast<std::size_t>(i)];
+    CHECK(std::count(seen.begin(), seen.end(), 1) == n);
+    REQUIRE(c.ends.size() == c.spheres.size());
+    REQUIRE(c.ends.back() == n);
+    for (std::size_t k = 0, first = 0; k < c.ends.size(); first = static_cast<std::size_t>(c.ends[k]), ++k) {
+      CHECK(c.ends[k] > static_cast<int>(first));
+      CHECK(c.ends[k] - static_cast<int>(first) <= kClusterSize);
+      for (std::size_t j = first; j < static_cast<std::size_t>(c.ends[k]); ++j)
+        CHECK(glm::length(points[static_cast<std::size_t>(c.order[j])] - glm::dvec3(c.spheres[k])) <= c.spheres[k].w);
+    }
+  }
+
+  // clusterMayTouch: a cluster it skips has no particle within the margin of the other bunny
+  // (pairContactAt's tests, in float), at poses around touching, far from the origin too.
+  const ParticleClusters c = clusterParticles(shape.rest, kClusterSize);
+  std::vector<Float4> spheres;
+  for (const glm::dvec4& s : c.spheres) spheres.push_back(Float4(V3(glm::dvec3(s)), static_cast<float>(s.w * (1 + 1e-6))));
+  StepParams p;
+  p.clusterSpheres = spheres.data();
+  ShapeData data{};
+  data.radius = static_cast<float>(shape.boundingRadius * (1 + 1e-6) + 1e-6);
+  data.sdf = g;
+  data.sdfLipschitz = static_cast<float>(lipschitz * (1 + 1e-6) + 1e-6);
+  data.clusterCount = static_cast<int>(c.spheres.size());
+  long long skipped = 0, contacts = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const glm::dvec3 far = trial % 3 == 0 ? random.uniform3(-300, 300) : glm::dvec3(0.0);
+    BodyData self{}, other{};
+    other.centre = V3(far);
+    other.rotation = M3(rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(random.uniform3(-1, 1)))));
+    self.rotation = M3(rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(random.uniform3(-1, 1)))));
+    self.centre = V3(far + glm::normalize(random.uniform3(-1, 1)) * random.uniform(0.3, 2.2) * shape.boundingRadius);
+    const float margin = static_cast<float>(random.uniform(0, 0.02));
+    for (int k = 0, first = 0; k < data.clusterCount; first = c.ends[static_cast<std::size_t>(k)], ++k) {
+      if (clusterMayTouch(p, self, other, data, data, k, margin)) continue;
+      ++skipped;
+      for (int j = first; j < c.ends[static_cast<std::size_t>(k)]; ++j) {
+        const V3 x = self.centre + self.rotation * V3(shape.rest[static_cast<std::size_t>(c.order[static_cast<std::size_t>(j)])]);
+        const V3 fromOther = x - other.centre;
+        const float reach = data.radius + margin;
+        if (glm::dot(fromOther, fromOther) > reach * reach) continue;
+        const bool contact = sampleGridPhi(g, V3(glm::transpose(other.rotation) * fromOther)) < margin;
+        contacts += contact ? 1 : 0;
+        INFO("trial " << trial << ", cluster " << k);
+        CHECK_FALSE(contact);
+      }
+    }
+  }
+  INFO("clusters skipped " << skipped);
+  CHECK(skipped > 10000);  // the test saw culling, not only clusters it kept
+  CHECK(contacts == 0);
 }
 
 TEST_CASE("world: edge cases", "[world]") {

@@ -46,6 +46,7 @@
 #endif
 
 #include "core/error.h"
+#include "core/shape.h"
 #include "math/rotation.h"
 #include "pipeline/step_kernels.h"
 #include "world/world.h"
@@ -114,7 +115,8 @@ class DeviceWorld final : public World {
     // Shapes: rest offsets and masses, concatenated; per-shape mass properties.
     // Staged in std::vector (CCCL's host_vector::push_back binds a reference through a null
     // iterator when growing from empty: UBSan reports it), then copied over whole.
-    std::vector<Float4> rest;
+    std::vector<Float4> rest, clusterSpheres;
+    std::vector<int> clusterEnd, clusterOrder;
     std::vector<ShapeData> shapes;
     std::vector<float> grids;  // every baked field (shapes', then mesh colliders'), concatenated
     std::vector<std::size_t> shapeGridOffset, colliderGridOffset;
@@ -143,7 +145,17 @@ class DeviceWorld final : public World {
       if (s.sdf) {
         d.sdf = s.sdf->view();
         d.sdf.values = gridBase + shapeGridOffset[shapes.size()];
+        // Rounded up, as the radius.
+        d.sdfLipschitz = static_cast<float>(s.sdf->interpolantLipschitz() * (1 + 1e-6) + 1e-6);
       }
+      const ParticleClusters c = clusterParticles(s.rest, kClusterSize);
+      d.clusterOffset = static_cast<int>(clusterSpheres.size());
+      d.clusterCount = static_cast<int>(c.spheres.size());
+      for (std::size_t k = 0; k < c.spheres.size(); ++k) {
+        clusterSpheres.push_back(Float4(V3(glm::dvec3(c.spheres[k])), static_cast<float>(c.spheres[k].w * (1 + 1e-6))));
+        clusterEnd.push_back(c.ends[k]);
+      }
+      clusterOrder.insert(clusterOrder.end(), c.order.begin(), c.order.end());
       for (std::size_t i = 0; i < s.rest.size(); ++i)
         rest.push_back(Float4(V3(s.rest[i]), static_cast<float>(s.mass[i])));
       shapes.push_back(d);
@@ -201,6 +213,9 @@ class DeviceWorld final : public World {
     bodyFirstChunk.push_back(static_cast<int>(chunkFirst.size()));
 
     copyIn(rest_, rest);
+    copyIn(clusterSpheres_, clusterSpheres);
+    copyIn(clusterEnd_, clusterEnd);
+    copyIn(clusterParticles_, clusterOrder);
     copyIn(shapes_, shapes);
     copyIn(bodies_, bodies);
     copyIn(position_, position);
@@ -237,6 +252,7 @@ class DeviceWorld final : public World {
   /// The sizes every buffer is derived from.
   struct BufferSizes {
     std::size_t particles = 0, rest = 0, shapes = 0, bodies = 0, chunks = 0, colliders = 0, grids = 0;
+    std::size_t clusters = 0;  // the shapes' particle clusters (clusterParticles)
     std::size_t contactsPerBody = 0, contactsPerPair = 0, pairCapacity = 0;
     std::size_t pairSlots = 0;  // the pairs provisioned at creation (≤ pairCapacity)
     std::size_t cellBuckets = 0;  // broad-phase grid buckets: a power of two ≥ 2 × bodies
@@ -254,6 +270,7 @@ class DeviceWorld final : public World {
     }
     for (const Shape& s : scene.shapes) {
       z.rest += s.rest.size();
+      z.clusters += clusterParticles(s.rest, kClusterSize).spheres.size();
       if (s.sdf) z.grids += s.sdf->values.size();
     }
     for (const auto& m : scene.colliderMeshes)
@@ -298,6 +315,9 @@ class DeviceWorld final : public World {
     auto fixed = [&](auto member, std::size_t count) { visit(member, count, count); };
     fixed(&DeviceWorld::grids_, z.grids);
     fixed(&DeviceWorld::rest_, z.rest);
+    fixed(&DeviceWorld::clusterSpheres_, z.clusters);
+    fixed(&DeviceWorld::clusterEnd_, z.clusters);
+    fixed(&DeviceWorld::clusterParticles_, z.rest);
     fixed(&DeviceWorld::shapes_, z.shapes);
     fixed(&DeviceWorld::bodies_, z.bodies);
     fixed(&DeviceWorld::position_, z.particles);
@@ -1230,6 +1250,9 @@ class DeviceWorld final : public World {
     p.velocity = thrust::raw_pointer_cast(velocity_.data());
     p.particleBody = thrust::raw_pointer_cast(particleBody_.data());
     p.rest = thrust::raw_pointer_cast(rest_.data());
+    p.clusterSpheres = thrust::raw_pointer_cast(clusterSpheres_.data());
+    p.clusterEnd = thrust::raw_pointer_cast(clusterEnd_.data());
+    p.clusterParticles = thrust::raw_pointer_cast(clusterParticles_.data());
     p.shapes = thrust::raw_pointer_cast(shapes_.data());
     p.bodies = thrust::raw_pointer_cast(bodies_.data());
     p.sums = thrust::raw_pointer_cast(sums_.data());
@@ -1517,6 +1540,8 @@ class DeviceWorld final : public World {
   Scene scene_;        // the scene moved by −origin_
   StepStrategy strategy_;
   Vector<Float4> rest_;
+  Vector<Float4> clusterSpheres_;  // the shapes' particle clusters (StepParams::clusterSpheres)
+  Vector<int> clusterEnd_, clusterParticles_;
   Vector<ShapeData> shapes_;
   Vector<BodyData> bodies_;
   Vector<Float4> position_, velocity_;

@@ -56,6 +56,9 @@ struct alignas(16) Cell {
   int x, y, z, unused;
 };
 
+/// Particles in a narrow-phase cluster, at most (clusterMayTouch).
+constexpr int kClusterSize = 16;
+
 struct ShapeData {
   int restOffset;       // first entry of this shape in the rest array
   int count;            // particles
@@ -67,6 +70,9 @@ struct ShapeData {
   M3 inertia;           // I_ref
   M3 inertiaInverse;    // I_ref⁺
   GridSdfView sdf;      // φ_ref (values in backend memory); null values when not baked
+  float sdfLipschitz;   // a Lipschitz bound of sdf's interpolant inside its node box (clusterMayTouch)
+  int clusterOffset;    // first of its particle clusters (narrow phase culling, clusterMayTouch)
+  int clusterCount;
 };
 
 struct BodyData {
@@ -112,6 +118,12 @@ struct StepParams {
   // shapes
   const Float4* rest = nullptr;
   const ShapeData* shapes = nullptr;
+  // particle clusters of each shape (≤ kClusterSize particles, spatially close): bounding spheres
+  // in the rest frame (xyz centre, w radius), each cluster's end in clusterParticles, and per
+  // shape (at its restOffset) its particles' indices in cluster order
+  const Float4* clusterSpheres = nullptr;
+  const int* clusterEnd = nullptr;
+  const int* clusterParticles = nullptr;
   // bodies
   BodyData* bodies = nullptr;
   MatchSums* sums = nullptr;
@@ -1086,10 +1098,17 @@ SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyDa
   // ends within it too.
   if (glm::dot(fromOther, fromOther) > reach * reach) return false;
   SdfSample<float> f;
-  if (CanSweep && swept)
+  if (CanSweep && swept) {
     f = sweptPairAt(&theirs, p.bodiesStart + (side == 0 ? a : b), p.bodiesStart + (side == 0 ? b : a), &other, r, x);
-  else
-    f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
+  } else {
+    // φ alone first (sampleGridPhi: sampleGrid's φ to the bit, without the gradient and its
+    // normalisation): in rain_1k 94% of the points within the other's bounding sphere are not
+    // within the margin.
+    const V3 local = glm::transpose(other.rotation) * fromOther;
+    if (!(sampleGridPhi(theirs.sdf, local) < margin)) return false;
+    const SdfSample<float> s = sampleGrid(theirs.sdf, local);
+    f = {s.phi, other.rotation * s.gradient};
+  }
   if (!(f.phi < margin)) return false;
   c = PairContact<float>{};
   c.ra = x - A.centre;
@@ -1206,6 +1225,33 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
 /// Narrow phase of pair q in one thread (the per-body layout, pairs of more elements than 32-bit
 /// indices, pairs whose island woke): every particle of a, then of b, ranked for the manifold.
 /// Two sleeping bodies are not tested (math/sleep.h).
+/// Whether a particle of cluster k of `self`'s shape may be a contact with `other` (pairContactAt
+/// within `margin`, not swept): false when the cluster's bounding sphere (centre x_k, radius ρ) is
+/// beyond the other's reach, or when φ_other(x_k) − L ρ ≥ margin, L a Lipschitz bound of the
+/// other's field there (its interpolant's inside its node box, one more outside it: φ there is
+/// the box point's value plus the distance to the box) — then no particle of the cluster is
+/// within the margin, and pairContactAt would find none. `slack` covers float rounding (the
+/// particle's world position is rounded at the bodies' coordinates). In rain_1k 6% of the points
+/// the narrow phase sampled were contacts.
+SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const BodyData& other, const ShapeData& mine,
+                              const ShapeData& theirs, int k, float margin) {
+  const Float4 sphere = load4(p.clusterSpheres[mine.clusterOffset + k]);
+  const float rho = sphere.w;
+  const V3 fromOther = self.centre + self.rotation * xyz(sphere) - other.centre;
+  auto largest = [](const V3& v) { return glm::max(glm::max(glm::abs(v.x), glm::abs(v.y)), glm::abs(v.z)); };
+  const float slack = 1e-5f * (1.0f + largest(self.centre) + largest(other.centre) + theirs.radius + rho);
+  if (glm::length(fromOther) - rho - slack > theirs.radius + margin) return false;
+  const GridSdfView& g = theirs.sdf;
+  const V3 local = glm::transpose(other.rotation) * fromOther;
+  const float phi = sampleGridPhi(g, local);
+  const float reach = rho + slack;
+  const V3 lower(g.originX, g.originY, g.originZ);
+  const V3 upper = lower + g.cell * V3(float(g.nx - 1), float(g.ny - 1), float(g.nz - 1));
+  const bool inBox = glm::all(glm::greaterThanEqual(local - reach, lower)) && glm::all(glm::lessThanEqual(local + reach, upper));
+  const float lipschitz = theirs.sdfLipschitz + (inBox ? 0.0f : 1.0f);
+  return phi - lipschitz * reach - slack < margin;
+}
+
 struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
@@ -1217,11 +1263,25 @@ struct PairContactsOf {
     ManifoldKey best[kManifoldCriteria] = {};
     const float margin = pairMargin(p, A, B);
     for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
-      const int n = p.shapes[(side == 0 ? A : B).shape].count;
+      const ShapeData& mine = p.shapes[(side == 0 ? A : B).shape];
+      const ShapeData& theirs = p.shapes[(side == 0 ? B : A).shape];
       const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
-      for (int i = 0; i < n; ++i) {
+      auto test = [&](int i) {
         PairContact<float> c;
         if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) rankManifoldPoint(frame, c, best);
+      };
+      if (swept || !theirs.sdf.values) {  // the swept sample has no cluster bound: every particle
+        for (int i = 0; i < mine.count; ++i) test(i);
+        continue;
+      }
+      // Cluster by cluster, skipping those that cannot touch (the manifold's ranking does not
+      // depend on the order the points come in: the same manifold to the bit).
+      const int* order = p.clusterParticles + mine.restOffset;
+      for (int k = 0, first = 0; k < mine.clusterCount; ++k) {
+        const int end = p.clusterEnd[mine.clusterOffset + k];
+        if (clusterMayTouch(p, side == 0 ? A : B, side == 0 ? B : A, mine, theirs, k, margin))
+          for (int j = first; j < end; ++j) test(order[j]);
+        first = end;
       }
     }
     writeManifold(p, q, best);

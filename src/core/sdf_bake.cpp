@@ -24,6 +24,27 @@
 
 namespace smash {
 
+double BakedGrid::interpolantLipschitz() const {
+  if (nx < 2 || ny < 2 || nz < 2 || !(cell > 0)) return 0.0;
+  auto at = [&](int i, int j, int k) {
+    return static_cast<double>(values[static_cast<std::size_t>(i) + static_cast<std::size_t>(nx) * (j + static_cast<std::size_t>(ny) * k)]);
+  };
+  double most = 0.0;
+  for (int k = 0; k + 1 < nz; ++k)
+    for (int j = 0; j + 1 < ny; ++j)
+      for (int i = 0; i + 1 < nx; ++i) {
+        double mx = 0, my = 0, mz = 0;
+        for (int a = 0; a < 2; ++a)
+          for (int b = 0; b < 2; ++b) {
+            mx = std::max(mx, std::abs(at(i + 1, j + a, k + b) - at(i, j + a, k + b)));
+            my = std::max(my, std::abs(at(i + a, j + 1, k + b) - at(i + a, j, k + b)));
+            mz = std::max(mz, std::abs(at(i + a, j + b, k + 1) - at(i + a, j + b, k)));
+          }
+        most = std::max(most, std::sqrt(mx * mx + my * my + mz * mz));
+      }
+  return most / cell;
+}
+
 GridSdfView BakedGrid::view() const {
   GridSdfView v;
   v.values = values.data();

@@ -27,6 +27,11 @@ struct BakedGrid {
 
   /// A view of this grid's values (host memory; backends copy the values and re-point it).
   GridSdfView view() const;
+  /// A Lipschitz bound of the trilinear interpolant (grid_sdf.h) inside the node box: in a cell
+  /// ∂φ/∂x is the bilinear blend of its four x edges' differences / cell, so |∇φ| ≤ √(mx² + my²
+  /// + mz²) with mx the largest |difference| / cell along x in that cell; the largest over cells.
+  /// For exact distances at the nodes each m ≤ 1; 0 for an empty grid.
+  double interpolantLipschitz() const;
 };
 
 constexpr int kMinSdfResolution = 8;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -113,6 +115,43 @@ Shape shapeFromParticles(const std::string& name, const std::vector<glm::dvec3>&
   shape.mass = masses;
   computeMassProperties(shape);
   return shape;
+}
+
+}  // namespace smash
+
+namespace smash {
+
+ParticleClusters clusterParticles(const std::vector<glm::dvec3>& rest, int maxSize) {
+  ParticleClusters c;
+  c.order.resize(rest.size());
+  for (std::size_t i = 0; i < rest.size(); ++i) c.order[i] = static_cast<int>(i);
+  const std::function<void(int, int)> split = [&](int begin, int end) {
+    glm::dvec3 lo(std::numeric_limits<double>::infinity()), hi(-std::numeric_limits<double>::infinity());
+    for (int i = begin; i < end; ++i) {
+      lo = glm::min(lo, rest[static_cast<std::size_t>(c.order[static_cast<std::size_t>(i)])]);
+      hi = glm::max(hi, rest[static_cast<std::size_t>(c.order[static_cast<std::size_t>(i)])]);
+    }
+    if (end - begin <= maxSize) {
+      const glm::dvec3 centre = 0.5 * (lo + hi);
+      double radius = 0;
+      for (int i = begin; i < end; ++i)
+        radius = std::max(radius, glm::length(rest[static_cast<std::size_t>(c.order[static_cast<std::size_t>(i)])] - centre));
+      c.spheres.emplace_back(centre, radius * (1 + 1e-6) + 1e-9);
+      c.ends.push_back(end);
+      return;
+    }
+    const glm::dvec3 extent = hi - lo;
+    const int axis = extent.x >= extent.y && extent.x >= extent.z ? 0 : (extent.y >= extent.z ? 1 : 2);
+    const int mid = begin + (end - begin) / 2;
+    std::nth_element(c.order.begin() + begin, c.order.begin() + mid, c.order.begin() + end, [&](int a, int b) {
+      const double x = rest[static_cast<std::size_t>(a)][axis], y = rest[static_cast<std::size_t>(b)][axis];
+      return x < y || (x == y && a < b);
+    });
+    split(begin, mid);
+    split(mid, end);
+  };
+  if (!rest.empty()) split(0, static_cast<int>(rest.size()));
+  return c;
 }
 
 }  // namespace smash

@@ -44,6 +44,18 @@ struct Shape {
   int sdfResolution = 32;  ///< cells along the longest side when baked (scene option)
 };
 
+/// A shape's particles in clusters of at most `maxSize`, spatially close (the narrow phase tests
+/// a cluster's bounding sphere before its particles): the particles' indices in cluster order,
+/// each cluster's bounding sphere in the rest frame (xyz centre, w radius, rounded up) and its end
+/// in `order`. Median splits along the longest side of the bounding box, so the clusters of n
+/// particles are always the same: 1 for n ≤ maxSize, else those of ⌊n/2⌋ and ⌈n/2⌉.
+struct ParticleClusters {
+  std::vector<int> order;
+  std::vector<glm::dvec4> spheres;
+  std::vector<int> ends;
+};
+ParticleClusters clusterParticles(const std::vector<glm::dvec3>& rest, int maxSize);
+
 /// Builds a shape from a validated mesh: scale, pick the particles, compute mass properties.
 /// Throws InputError (prefixed with `context`) on bad options.
 Shape buildShape(const std::string& name, const Mesh& mesh, const ShapeOptions& options,
