@@ -540,8 +540,9 @@ TEST_CASE("world: the narrow phase's particle clusters skip no contact", "[world
   ShapeData data{};
   data.radius = static_cast<float>(shape.boundingRadius * (1 + 1e-6) + 1e-6);
   data.sdf = g;
-  data.sdfLipschitz = static_cast<float>(lipschitz * (1 + 1e-6) + 1e-6);
-  data.clusterCount = static_cast<int>(c.spheres.size());
+  ShapeClusters clusters{};
+  clusters.count = static_cast<int>(c.spheres.size());
+  const float bound = static_cast<float>(lipschitz * (1 + 1e-6) + 1e-6);
   long long skipped = 0, contacts = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     const glm::dvec3 far = trial % 3 == 0 ? random.uniform3(-300, 300) : glm::dvec3(0.0);
@@ -551,8 +552,8 @@ TEST_CASE("world: the narrow phase's particle clusters skip no contact", "[world
     self.rotation = M3(rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(random.uniform3(-1, 1)))));
     self.centre = V3(far + glm::normalize(random.uniform3(-1, 1)) * random.uniform(0.3, 2.2) * shape.boundingRadius);
     const float margin = static_cast<float>(random.uniform(0, 0.02));
-    for (int k = 0, first = 0; k < data.clusterCount; first = c.ends[static_cast<std::size_t>(k)], ++k) {
-      if (clusterMayTouch(p, self, other, data, data, k, margin)) continue;
+    for (int k = 0, first = 0; k < clusters.count; first = c.ends[static_cast<std::size_t>(k)], ++k) {
+      if (clusterMayTouch(p, self, other, data, clusters, bound, k, margin)) continue;
       ++skipped;
       for (int j = first; j < c.ends[static_cast<std::size_t>(k)]; ++j) {
         const V3 x = self.centre + self.rotation * V3(shape.rest[static_cast<std::size_t>(c.order[static_cast<std::size_t>(j)])]);

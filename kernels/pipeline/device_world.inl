@@ -117,6 +117,7 @@ class DeviceWorld final : public World {
     // iterator when growing from empty: UBSan reports it), then copied over whole.
     std::vector<Float4> rest, clusterSpheres;
     std::vector<int> clusterEnd, clusterOrder;
+    std::vector<ShapeClusters> shapeClusters;
     std::vector<ShapeData> shapes;
     std::vector<float> grids;  // every baked field (shapes', then mesh colliders'), concatenated
     std::vector<std::size_t> shapeGridOffset, colliderGridOffset;
@@ -145,12 +146,14 @@ class DeviceWorld final : public World {
       if (s.sdf) {
         d.sdf = s.sdf->view();
         d.sdf.values = gridBase + shapeGridOffset[shapes.size()];
-        // Rounded up, as the radius.
-        d.sdfLipschitz = static_cast<float>(s.sdf->interpolantLipschitz() * (1 + 1e-6) + 1e-6);
       }
       const ParticleClusters c = clusterParticles(s.rest, kClusterSize);
-      d.clusterOffset = static_cast<int>(clusterSpheres.size());
-      d.clusterCount = static_cast<int>(c.spheres.size());
+      ShapeClusters sc{};
+      sc.offset = static_cast<int>(clusterSpheres.size());
+      sc.count = static_cast<int>(c.spheres.size());
+      // Rounded up, as the radius.
+      if (s.sdf) sc.sdfLipschitz = static_cast<float>(s.sdf->interpolantLipschitz() * (1 + 1e-6) + 1e-6);
+      shapeClusters.push_back(sc);
       for (std::size_t k = 0; k < c.spheres.size(); ++k) {
         clusterSpheres.push_back(Float4(V3(glm::dvec3(c.spheres[k])), static_cast<float>(c.spheres[k].w * (1 + 1e-6))));
         clusterEnd.push_back(c.ends[k]);
@@ -213,6 +216,7 @@ class DeviceWorld final : public World {
     bodyFirstChunk.push_back(static_cast<int>(chunkFirst.size()));
 
     copyIn(rest_, rest);
+    copyIn(shapeClusters_, shapeClusters);
     copyIn(clusterSpheres_, clusterSpheres);
     copyIn(clusterEnd_, clusterEnd);
     copyIn(clusterParticles_, clusterOrder);
@@ -315,6 +319,7 @@ class DeviceWorld final : public World {
     auto fixed = [&](auto member, std::size_t count) { visit(member, count, count); };
     fixed(&DeviceWorld::grids_, z.grids);
     fixed(&DeviceWorld::rest_, z.rest);
+    fixed(&DeviceWorld::shapeClusters_, z.shapes);
     fixed(&DeviceWorld::clusterSpheres_, z.clusters);
     fixed(&DeviceWorld::clusterEnd_, z.clusters);
     fixed(&DeviceWorld::clusterParticles_, z.rest);
@@ -1250,6 +1255,7 @@ class DeviceWorld final : public World {
     p.velocity = thrust::raw_pointer_cast(velocity_.data());
     p.particleBody = thrust::raw_pointer_cast(particleBody_.data());
     p.rest = thrust::raw_pointer_cast(rest_.data());
+    p.shapeClusters = thrust::raw_pointer_cast(shapeClusters_.data());
     p.clusterSpheres = thrust::raw_pointer_cast(clusterSpheres_.data());
     p.clusterEnd = thrust::raw_pointer_cast(clusterEnd_.data());
     p.clusterParticles = thrust::raw_pointer_cast(clusterParticles_.data());
@@ -1540,7 +1546,8 @@ class DeviceWorld final : public World {
   Scene scene_;        // the scene moved by −origin_
   StepStrategy strategy_;
   Vector<Float4> rest_;
-  Vector<Float4> clusterSpheres_;  // the shapes' particle clusters (StepParams::clusterSpheres)
+  Vector<ShapeClusters> shapeClusters_;  // the shapes' particle clusters (StepParams::clusterSpheres)
+  Vector<Float4> clusterSpheres_;
   Vector<int> clusterEnd_, clusterParticles_;
   Vector<ShapeData> shapes_;
   Vector<BodyData> bodies_;

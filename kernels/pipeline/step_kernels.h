@@ -70,9 +70,14 @@ struct ShapeData {
   M3 inertia;           // I_ref
   M3 inertiaInverse;    // I_ref⁺
   GridSdfView sdf;      // φ_ref (values in backend memory); null values when not baked
-  float sdfLipschitz;   // a Lipschitz bound of sdf's interpolant inside its node box (clusterMayTouch)
-  int clusterOffset;    // first of its particle clusters (narrow phase culling, clusterMayTouch)
-  int clusterCount;
+};
+
+/// A shape's particle clusters for the narrow phase (clusterMayTouch), beside ShapeData (whose
+/// size the per-body GPU kernels' stacks are budgeted for).
+struct ShapeClusters {
+  int offset;           // its first cluster in StepParams::clusterSpheres and clusterEnd
+  int count;
+  float sdfLipschitz;   // a Lipschitz bound of the shape's field's interpolant inside its node box
 };
 
 struct BodyData {
@@ -121,6 +126,7 @@ struct StepParams {
   // particle clusters of each shape (≤ kClusterSize particles, spatially close): bounding spheres
   // in the rest frame (xyz centre, w radius), each cluster's end in clusterParticles, and per
   // shape (at its restOffset) its particles' indices in cluster order
+  const ShapeClusters* shapeClusters = nullptr;  // per shape
   const Float4* clusterSpheres = nullptr;
   const int* clusterEnd = nullptr;
   const int* clusterParticles = nullptr;
@@ -1101,13 +1107,17 @@ SMASH_HD bool pairContactAt(const StepParams& p, const BodyData& A, const BodyDa
   if (CanSweep && swept) {
     f = sweptPairAt(&theirs, p.bodiesStart + (side == 0 ? a : b), p.bodiesStart + (side == 0 ? b : a), &other, r, x);
   } else {
+#if !defined(__CUDA_ARCH__)
     // φ alone first (sampleGridPhi: sampleGrid's φ to the bit, without the gradient and its
     // normalisation): in rain_1k 94% of the points within the other's bounding sphere are not
-    // within the margin.
+    // within the margin. Host only: in NarrowChunkRanks it took ptxas from 104 registers to 108.
     const V3 local = glm::transpose(other.rotation) * fromOther;
     if (!(sampleGridPhi(theirs.sdf, local) < margin)) return false;
     const SdfSample<float> s = sampleGrid(theirs.sdf, local);
     f = {s.phi, other.rotation * s.gradient};
+#else
+    f = sampleGridPlaced(theirs.sdf, other.centre, other.rotation, x);
+#endif
   }
   if (!(f.phi < margin)) return false;
   c = PairContact<float>{};
@@ -1233,9 +1243,9 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
 /// within the margin, and pairContactAt would find none. `slack` covers float rounding (the
 /// particle's world position is rounded at the bodies' coordinates). In rain_1k 6% of the points
 /// the narrow phase sampled were contacts.
-SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const BodyData& other, const ShapeData& mine,
-                              const ShapeData& theirs, int k, float margin) {
-  const Float4 sphere = load4(p.clusterSpheres[mine.clusterOffset + k]);
+SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const BodyData& other, const ShapeData& theirs,
+                              const ShapeClusters& mine, float theirLipschitz, int k, float margin) {
+  const Float4 sphere = load4(p.clusterSpheres[mine.offset + k]);
   const float rho = sphere.w;
   const V3 fromOther = self.centre + self.rotation * xyz(sphere) - other.centre;
   auto largest = [](const V3& v) { return glm::max(glm::max(glm::abs(v.x), glm::abs(v.y)), glm::abs(v.z)); };
@@ -1248,7 +1258,7 @@ SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const B
   const V3 lower(g.originX, g.originY, g.originZ);
   const V3 upper = lower + g.cell * V3(float(g.nx - 1), float(g.ny - 1), float(g.nz - 1));
   const bool inBox = glm::all(glm::greaterThanEqual(local - reach, lower)) && glm::all(glm::lessThanEqual(local + reach, upper));
-  const float lipschitz = theirs.sdfLipschitz + (inBox ? 0.0f : 1.0f);
+  const float lipschitz = theirLipschitz + (inBox ? 0.0f : 1.0f);
   return phi - lipschitz * reach - slack < margin;
 }
 
@@ -1264,25 +1274,30 @@ struct PairContactsOf {
     const float margin = pairMargin(p, A, B);
     for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
       const ShapeData& mine = p.shapes[(side == 0 ? A : B).shape];
-      const ShapeData& theirs = p.shapes[(side == 0 ? B : A).shape];
       const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
       auto test = [&](int i) {
         PairContact<float> c;
         if (pairContactAt(p, A, B, a, b, side, i, margin, swept, c)) rankManifoldPoint(frame, c, best);
       };
-      if (swept || !theirs.sdf.values) {  // the swept sample has no cluster bound: every particle
-        for (int i = 0; i < mine.count; ++i) test(i);
+#if !defined(__CUDA_ARCH__)
+      // Cluster by cluster, skipping those that cannot touch (the manifold's ranking does not
+      // depend on the order the points come in: the same manifold to the bit). Host only: on a
+      // GPU the loop took this kernel's stack from 240 to 368 B (the wide narrow phase is CUDA's).
+      const ShapeData& theirs = p.shapes[(side == 0 ? B : A).shape];
+      if (!swept && theirs.sdf.values) {
+        const ShapeClusters& clusters = p.shapeClusters[(side == 0 ? A : B).shape];
+        const float lipschitz = p.shapeClusters[(side == 0 ? B : A).shape].sdfLipschitz;
+        const int* order = p.clusterParticles + mine.restOffset;
+        for (int k = 0, first = 0; k < clusters.count; ++k) {
+          const int end = p.clusterEnd[clusters.offset + k];
+          if (clusterMayTouch(p, side == 0 ? A : B, side == 0 ? B : A, theirs, clusters, lipschitz, k, margin))
+            for (int j = first; j < end; ++j) test(order[j]);
+          first = end;
+        }
         continue;
       }
-      // Cluster by cluster, skipping those that cannot touch (the manifold's ranking does not
-      // depend on the order the points come in: the same manifold to the bit).
-      const int* order = p.clusterParticles + mine.restOffset;
-      for (int k = 0, first = 0; k < mine.clusterCount; ++k) {
-        const int end = p.clusterEnd[mine.clusterOffset + k];
-        if (clusterMayTouch(p, side == 0 ? A : B, side == 0 ? B : A, mine, theirs, k, margin))
-          for (int j = first; j < end; ++j) test(order[j]);
-        first = end;
-      }
+#endif
+      for (int i = 0; i < mine.count; ++i) test(i);  // every particle (the swept sample has no cluster bound)
     }
     writeManifold(p, q, best);
   }
