@@ -543,6 +543,7 @@ TEST_CASE("world: the narrow phase's particle clusters skip no contact", "[world
   ShapeClusters clusters{};
   clusters.count = static_cast<int>(c.spheres.size());
   const float bound = static_cast<float>(lipschitz * (1 + 1e-6) + 1e-6);
+  p.shapes = &data;  // both bodies are shape 0
   long long skipped = 0, contacts = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     const glm::dvec3 far = trial % 3 == 0 ? random.uniform3(-300, 300) : glm::dvec3(0.0);

@@ -96,16 +96,18 @@ static_assert(sizeof(SolverBody<float>) == 16 * sizeof(float) && offsetof(Solver
               "SolverBody<float>: the field offsets the lanes read");
 
 /// pairSweep, `sweeps` times, for up to four pairs: lane l sweeps `count[l]` contacts at
-/// `contacts[l]` (0 for a lane with no pair) between `a[l]` and `b[l]` with friction
-/// `friction[l]`, adding its impulses to `onA[l]` and `onB[l]`. The same bits as
-/// `for (s < sweeps) pairSweep(a[l], b[l], contacts[l], count[l], friction[l], onA[l], onB[l])`.
-inline void pairSweeps(SolverBody<float> a[4], SolverBody<float> b[4], PairContact<float>* const contacts[4],
+/// `contacts[l]` (null for a lane with no pair) between `a[l]` and `b[l]` with friction
+/// `friction[l]`, adding its impulses to `onA[l]` and `onB[l]` and storing the contacts'
+/// accumulated impulses — the same bits as `for (s < sweeps) pairSweep(a, b, contacts[l],
+/// count[l], friction[l], onA[l], onB[l])` on copies a, b of the bodies (whose velocities after the
+/// sweeps are not returned: the rounds use only the impulses).
+inline void pairSweeps(const SolverBody<float> a[4], const SolverBody<float> b[4], PairContact<float>* const contacts[4],
                        const int count[4], const float friction[4], int sweeps, PairImpulse<float> onA[4],
                        PairImpulse<float> onB[4]) {
   // A lane past its contacts reads and writes this contact, whose normalMass 0 leaves it idle.
   alignas(16) float idle[24] = {};
   const __m128 zero = _mm_setzero_ps();
-  auto bodies = [&](SolverBody<float>* s, V3x4& v, V3x4& w, __m128& invMass, M3x4& invInertia) {
+  auto bodies = [&](const SolverBody<float>* s, V3x4& v, V3x4& w, __m128& invMass, M3x4& invInertia) {
     const float* lane[4] = {&s[0].v.x, &s[1].v.x, &s[2].v.x, &s[3].v.x};
     __m128 f[16];
     for (int at = 0; at < 16; at += 4) loadTransposed(lane, at, f[at], f[at + 1], f[at + 2], f[at + 3]);
@@ -134,6 +136,7 @@ inline void pairSweeps(SolverBody<float> a[4], SolverBody<float> b[4], PairConta
   const __m128 mu = _mm_setr_ps(friction[0], friction[1], friction[2], friction[3]);
   const __m128 vtSmall = _mm_set1_ps(ScalarTraits<float>::epsilon * 1e-4f);  // updateContact's
   const __m128 tiny = _mm_set1_ps(ScalarTraits<float>::tiny);
+  const __m128 one = _mm_set1_ps(1.0f);
   int most = 0;
   for (int l = 0; l < 4; ++l) most = count[l] > most ? count[l] : most;
 
@@ -171,13 +174,19 @@ inline void pairSweeps(SolverBody<float> a[4], SolverBody<float> b[4], PairConta
       const V3x4 vr = relative();
       const V3x4 vt = sub(vr, scale(dot(vr, n), n));
       const __m128 vtLen = length(vt);
+      // updateContact divides only behind its tests; here every lane divides, so a lane whose
+      // quotient is thrown away divides by 1 instead (no 0/0 to trap under SMASH_FP_TRAPS, no NaN
+      // to compare): the lanes that keep it divide by what the scalar code does.
       V3x4 lambdaT = lambdaTangent;
-      const V3x4 t{quotient(vt.x, vtLen), quotient(vt.y, vtLen), quotient(vt.z, vtLen)};
+      const __m128 sliding = _mm_cmpgt_ps(vtLen, vtSmall);
+      const __m128 vtDivisor = select(sliding, vtLen, one);
+      const V3x4 t{quotient(vt.x, vtDivisor), quotient(vt.y, vtDivisor), quotient(vt.z, vtDivisor)};
       const __m128 kt = dot(t, responseTimes(response, t));
-      const __m128 slides = _mm_and_ps(_mm_cmpgt_ps(vtLen, vtSmall), _mm_cmpgt_ps(kt, tiny));
-      lambdaT = select(slides, sub(lambdaT, scale(_mm_div_ps(vtLen, kt), t)), lambdaT);
+      const __m128 slides = _mm_and_ps(sliding, _mm_cmpgt_ps(kt, tiny));
+      lambdaT = select(slides, sub(lambdaT, scale(_mm_div_ps(vtLen, select(slides, kt, one)), t)), lambdaT);
       const __m128 limit = _mm_mul_ps(mu, lambda), len = length(lambdaT);
-      lambdaT = select(_mm_cmpgt_ps(len, limit), scale(quotient(limit, len), lambdaT), lambdaT);
+      const __m128 capped = _mm_cmpgt_ps(len, limit);
+      lambdaT = select(capped, scale(quotient(limit, select(capped, len, one)), lambdaT), lambdaT);
       apply(sub(lambdaT, lambdaTangent));
       // Back into the contacts: λn (with normal.z, phi, target as they were) and λt (with particle).
       storeTransposed(lane, 8, f[8], f[9], f[10], select(active, lambda, lambdaNormal));

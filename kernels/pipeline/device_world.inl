@@ -772,7 +772,7 @@ class DeviceWorld final : public World {
       for (int it = 0; it < scene_.solver.contactIterations; ++it) {
         // Its pair_sweeps sweeps re-read the pair's points from L1: DRAM bytes once, the dependent
         // chain pair_sweeps times as long.
-        launchSpans("SweepPairContacts", slots, kPairSpan, SweepPairContacts{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
+        launchSpans("SweepPairContacts", slots, kPairSpan, SweepPairKernel{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
                mostPairContacts * scene_.solver.pairSweeps);
         launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
                nb * (BD + 32 + PI + 12) + 2 * pairs * (8 + PI));

@@ -1232,9 +1232,6 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
   p.pairContactCount[q] = count;
 }
 
-/// Narrow phase of pair q in one thread (the per-body layout, pairs of more elements than 32-bit
-/// indices, pairs whose island woke): every particle of a, then of b, ranked for the manifold.
-/// Two sleeping bodies are not tested (math/sleep.h).
 /// Whether a particle of cluster k of `self`'s shape may be a contact with `other` (pairContactAt
 /// within `margin`, not swept): false when the cluster's bounding sphere (centre x_k, radius ρ) is
 /// beyond the other's reach, or when φ_other(x_k) − L ρ ≥ margin, L a Lipschitz bound of the
@@ -1249,7 +1246,8 @@ SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const B
   const float rho = sphere.w;
   const V3 fromOther = self.centre + self.rotation * xyz(sphere) - other.centre;
   auto largest = [](const V3& v) { return glm::max(glm::max(glm::abs(v.x), glm::abs(v.y)), glm::abs(v.z)); };
-  const float slack = 1e-5f * (1.0f + largest(self.centre) + largest(other.centre) + theirs.radius + rho);
+  const float slack =
+      1e-5f * (1.0f + largest(self.centre) + largest(other.centre) + p.shapes[self.shape].radius + theirs.radius + rho);
   if (glm::length(fromOther) - rho - slack > theirs.radius + margin) return false;
   const GridSdfView& g = theirs.sdf;
   const V3 local = glm::transpose(other.rotation) * fromOther;
@@ -1262,6 +1260,10 @@ SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const B
   return phi - lipschitz * reach - slack < margin;
 }
 
+/// Narrow phase of pair q in one thread (the per-body layout, pairs of more elements than 32-bit
+/// indices, pairs whose island woke): every particle of a, then of b (on a CPU cluster by cluster,
+/// those that cannot touch skipped), ranked for the manifold. Two sleeping bodies are not tested
+/// (math/sleep.h).
 struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
@@ -1554,62 +1556,11 @@ struct PreparePairs {
   }
 };
 
-/// Pair slots one SweepPairContacts call takes: on x86-64 CPUs 32, whose touching pairs it sweeps
-/// four at a time, one to an SSE lane (math/contact_lanes.h: the same bits as one at a time; a
-/// pile's rounds were ~40% of its step on one thread, a dependent chain per pair); most slots hold
-/// no touching pair (rain_1k: 1.4 in 4), so the call packs the lanes from a span of slots. On a
-/// GPU, one slot to a thread.
-#if SMASH_CONTACT_LANES
-constexpr int kPairSpan = 32;
-#else
-constexpr int kPairSpan = 1;
-#endif
-
 /// One Jacobi round, part 1: every touching pair sweeps its contacts with split masses from the
-/// velocities at the round's start.
+/// velocities at the round's start. One pair slot to a thread (the GPU's kernel).
 struct SweepPairContacts {
   StepParams p;
-  /// Pair slots kPairSpan × g … kPairSpan × (g + 1) − 1 (device_world.inl launchSpans).
-  SMASH_HD void operator()(int g) const {
-#if SMASH_CONTACT_LANES
-    SolverBody<float> sa[4], sb[4];
-    PairContact<float>* c[4];
-    int count[4], pair[4];
-    float friction[4];
-    PairImpulse<float> onA[4], onB[4];
-    int used = 0;
-    auto sweep = [&] {
-      for (int l = used; l < 4; ++l) {  // idle lanes
-        count[l] = 0;
-        c[l] = nullptr;
-        friction[l] = 0.0f;
-        sa[l] = sb[l] = SolverBody<float>{};
-      }
-      for (int l = 0; l < 4; ++l) onA[l] = onB[l] = PairImpulse<float>{};
-      lanes::pairSweeps(sa, sb, c, count, friction, p.pairSweeps, onA, onB);
-      for (int l = 0; l < used; ++l) {
-        p.onA[pair[l]] = onA[l];
-        p.onB[pair[l]] = onB[l];
-      }
-      used = 0;
-    };
-    for (int q = kPairSpan * g; q < kPairSpan * (g + 1); ++q) {
-      const int n = beginPairRound(p, q);
-      if (n == 0) continue;
-      const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-      const BodyData& A = p.bodies[a];
-      const BodyData& B = p.bodies[b];
-      sa[used] = pairSolverBody(p, a, A, p.split[a]);
-      sb[used] = pairSolverBody(p, b, B, p.split[b]);
-      friction[used] = pairMaterial(p, A, B).friction;
-      c[used] = slotsOf(p, q);
-      count[used] = n;
-      pair[used] = q;
-      if (++used == 4) sweep();
-    }
-    if (used > 0) sweep();
-#else
-    const int q = g;
+  SMASH_HD void operator()(int q) const {
     const int count = beginPairRound(p, q);
     if (count == 0) return;
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
@@ -1619,9 +1570,66 @@ struct SweepPairContacts {
     const float friction = pairMaterial(p, A, B).friction;
     for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
       pairSweep(sa, sb, slotsOf(p, q), count, friction, p.onA[q], p.onB[q]);
-#endif
   }
 };
+
+#if SMASH_CONTACT_LANES
+/// SweepPairContacts on x86-64 CPUs: a call takes kPairSpan pair slots and sweeps their touching
+/// pairs four at a time, one to an SSE lane (math/contact_lanes.h: the same bits as one at a time;
+/// a pile's rounds were ~40% of its step on one thread, a dependent chain per pair). Most slots
+/// hold no touching pair (rain_1k: 1.4 in 4), so the lanes are packed from the span. A type of
+/// its own (not an #if inside SweepPairContacts): nvcc's host pass and g++ would otherwise compile
+/// two different bodies for one inline function.
+struct SweepPairSpans {
+  StepParams p;
+  /// Pair slots kPairSpan × g … kPairSpan × (g + 1) − 1 (device_world.inl launchSpans).
+  void operator()(int g) const;
+};
+constexpr int kPairSpan = 32;
+using SweepPairKernel = SweepPairSpans;
+
+inline void SweepPairSpans::operator()(int g) const {
+  SolverBody<float> sa[4], sb[4];
+  PairContact<float>* c[4];
+  int count[4], pair[4];
+  float friction[4];
+  PairImpulse<float> onA[4], onB[4];
+  int used = 0;
+  auto sweep = [&] {
+    for (int l = used; l < 4; ++l) {  // idle lanes
+      count[l] = 0;
+      c[l] = nullptr;
+      friction[l] = 0.0f;
+      sa[l] = sb[l] = SolverBody<float>{};
+    }
+    for (int l = 0; l < 4; ++l) onA[l] = onB[l] = PairImpulse<float>{};
+    lanes::pairSweeps(sa, sb, c, count, friction, p.pairSweeps, onA, onB);
+    for (int l = 0; l < used; ++l) {
+      p.onA[pair[l]] = onA[l];
+      p.onB[pair[l]] = onB[l];
+    }
+    used = 0;
+  };
+  for (int q = kPairSpan * g; q < kPairSpan * (g + 1); ++q) {
+    const int n = beginPairRound(p, q);
+    if (n == 0) continue;
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const BodyData& A = p.bodies[a];
+    const BodyData& B = p.bodies[b];
+    sa[used] = pairSolverBody(p, a, A, p.split[a]);
+    sb[used] = pairSolverBody(p, b, B, p.split[b]);
+    friction[used] = pairMaterial(p, A, B).friction;
+    c[used] = slotsOf(p, q);
+    count[used] = n;
+    pair[used] = q;
+    if (++used == 4) sweep();
+  }
+  if (used > 0) sweep();
+}
+#else
+constexpr int kPairSpan = 1;
+using SweepPairKernel = SweepPairContacts;
+#endif
 
 /// One Jacobi round, part 2, per body in a pair: (unless `applyOnly`) sweep its collider contacts
 /// from the round's starting velocities, then apply the sum of its impulses with its true mass.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfenv>
 #include <cmath>
+#include <limits>
 #include <mutex>
 
 #include <fcntl.h>
@@ -25,7 +26,7 @@
 namespace smash {
 
 double BakedGrid::interpolantLipschitz() const {
-  if (nx < 2 || ny < 2 || nz < 2 || !(cell > 0)) return 0.0;
+  if (nx < 2 || ny < 2 || nz < 2 || !(cell > 0)) return std::numeric_limits<double>::infinity();  // no bound
   auto at = [&](int i, int j, int k) {
     return static_cast<double>(values[static_cast<std::size_t>(i) + static_cast<std::size_t>(nx) * (j + static_cast<std::size_t>(ny) * k)]);
   };

@@ -30,7 +30,7 @@ struct BakedGrid {
   /// A Lipschitz bound of the trilinear interpolant (grid_sdf.h) inside the node box: in a cell
   /// ∂φ/∂x is the bilinear blend of its four x edges' differences / cell, so |∇φ| ≤ √(mx² + my²
   /// + mz²) with mx the largest |difference| / cell along x in that cell; the largest over cells.
-  /// For exact distances at the nodes each m ≤ 1; 0 for an empty grid.
+  /// For exact distances at the nodes each m ≤ 1; infinite (no bound) for a degenerate grid.
   double interpolantLipschitz() const;
 };
 
