@@ -534,7 +534,7 @@ TEST_CASE("world: the narrow phase's particle clusters skip no contact", "[world
   // (pairContactAt's tests, in float), at poses around touching, far from the origin too.
   const ParticleClusters c = clusterParticles(shape.rest, kClusterSize);
   std::vector<Float4> spheres;
-  for (const glm::dvec4& s : c.spheres) spheres.push_back(Float4(V3(glm::dvec3(s)), static_cast<float>(s.w * (1 + 1e-6))));
+  for (const glm::dvec4& s : c.spheres) spheres.push_back(clusterSphereOf(s));
   StepParams p;
   p.clusterSpheres = spheres.data();
   ShapeData data{};
@@ -542,7 +542,7 @@ TEST_CASE("world: the narrow phase's particle clusters skip no contact", "[world
   data.sdf = g;
   ShapeClusters clusters{};
   clusters.count = static_cast<int>(c.spheres.size());
-  const float bound = static_cast<float>(lipschitz * (1 + 1e-6) + 1e-6);
+  const float bound = lipschitzBoundOf(lipschitz);
   p.shapes = &data;  // both bodies are shape 0
   long long skipped = 0, contacts = 0;
   for (int trial = 0; trial < 3000; ++trial) {

@@ -151,11 +151,10 @@ class DeviceWorld final : public World {
       ShapeClusters sc{};
       sc.offset = static_cast<int>(clusterSpheres.size());
       sc.count = static_cast<int>(c.spheres.size());
-      // Rounded up, as the radius.
-      if (s.sdf) sc.sdfLipschitz = static_cast<float>(s.sdf->interpolantLipschitz() * (1 + 1e-6) + 1e-6);
+      if (s.sdf) sc.sdfLipschitz = lipschitzBoundOf(s.sdf->interpolantLipschitz());
       shapeClusters.push_back(sc);
       for (std::size_t k = 0; k < c.spheres.size(); ++k) {
-        clusterSpheres.push_back(Float4(V3(glm::dvec3(c.spheres[k])), static_cast<float>(c.spheres[k].w * (1 + 1e-6))));
+        clusterSpheres.push_back(clusterSphereOf(c.spheres[k]));
         clusterEnd.push_back(c.ends[k]);
       }
       clusterOrder.insert(clusterOrder.end(), c.order.begin(), c.order.end());

@@ -19,9 +19,9 @@
 
 // x86-64 only (32-bit x86 may do scalar float in x87's wider registers); never under nvcc, whose
 // host and device passes both take the scalar loops (the host copy of FusedBodyStep in the CUDA
-// translation unit is then the scalar one: the same bits).
-#if defined(__SSE2__) && defined(__x86_64__) && !defined(__CUDACC__)
-#include <emmintrin.h>
+// translation unit is then the scalar one: the same bits). The same condition as the contact
+// rounds' lanes (math/contact_lanes.h, which includes the SSE header).
+#if SMASH_CONTACT_LANES
 #define SMASH_SSE_BODY_LOOPS 1
 #endif
 
@@ -79,6 +79,14 @@ struct ShapeClusters {
   int count;
   float sdfLipschitz;   // a Lipschitz bound of the shape's field's interpolant inside its node box
 };
+
+/// The float forms clusterMayTouch reads, rounded up so its bounds stay conservative: a cluster's
+/// bounding sphere (ParticleClusters::spheres) and a field's Lipschitz bound
+/// (BakedGrid::interpolantLipschitz). Host code, at the world's creation (and in its test).
+inline Float4 clusterSphereOf(const glm::dvec4& s) {
+  return Float4(V3(glm::dvec3(s)), static_cast<float>(s.w * (1 + 1e-6)));
+}
+inline float lipschitzBoundOf(double lipschitz) { return static_cast<float>(lipschitz * (1 + 1e-6) + 1e-6); }
 
 struct BodyData {
   int shape;

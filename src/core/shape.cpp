@@ -117,10 +117,6 @@ Shape shapeFromParticles(const std::string& name, const std::vector<glm::dvec3>&
   return shape;
 }
 
-}  // namespace smash
-
-namespace smash {
-
 ParticleClusters clusterParticles(const std::vector<glm::dvec3>& rest, int maxSize) {
   ParticleClusters c;
   c.order.resize(rest.size());
