@@ -262,6 +262,7 @@ class DeviceWorld final : public World {
     std::size_t narrowChunks = 0;  // most chunks of any shape (the wide narrow phase's elements)
     bool wideNarrowPhase = false;  // the per-particle layout's narrow phase, per (pair, chunk)
     bool wideColliderContacts = false, bodyContacts = false;
+    bool pairGaussSeidel = false;  // the rounds' colouring (math/pair_colors.h)
   };
 
   static BufferSizes sizesOf(const Scene& scene, StepStrategy strategy) {
@@ -289,6 +290,7 @@ class DeviceWorld final : public World {
     for (const Shape& s : scene.shapes)
       z.narrowChunks = std::max(z.narrowChunks, (s.rest.size() + kMatchChunk - 1) / kMatchChunk);
     z.wideNarrowPhase = z.bodyContacts && strategy == StepStrategy::PerParticle;
+    z.pairGaussSeidel = z.bodyContacts && solver.gaussSeidelRounds > 0;
     // Contact slots for every candidate pair when they fit pair_memory_mb: the step's pair passes
     // then never outgrow them and the host has nothing to watch. Otherwise four pairs per body to
     // start with, more between frames (checkPairSlots).
@@ -386,6 +388,15 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::incidencePair_, 2 * cap);
       fixed(&DeviceWorld::onA_, cap);
       fixed(&DeviceWorld::onB_, cap);
+      if (z.pairGaussSeidel) {  // the colouring of the Gauss–Seidel rounds: 20 B a candidate pair
+        fixed(&DeviceWorld::pairColor_, cap);
+        fixed(&DeviceWorld::pairColorNext_, cap);
+        fixed(&DeviceWorld::pairColorTentative_, cap);
+        fixed(&DeviceWorld::colorKey_, cap);
+        fixed(&DeviceWorld::colorOrder_, cap);
+        fixed(&DeviceWorld::colorStart_, kPairColors + 2);
+        fixed(&DeviceWorld::colorCount_, kPairColors + 1);
+      }
       // ... but the contact slots only for the pairs provisioned (at full capacity they would be
       // the largest buffer by far): four per body at creation; more between frames if a scene
       // needs them (checkPairSlots, provisionPairs).
@@ -654,6 +665,44 @@ class DeviceWorld final : public World {
       }
   }
 
+  /// The Gauss–Seidel contact rounds (math/pair_colors.h, step_kernels.h): the pairs coloured
+  /// (kColorPasses passes of two launches), sorted by colour, then each round the colours one
+  /// launch each, the overflow in one thread and the bodies' collider contacts. On a CPU a
+  /// colour's launch is as wide as the colour (System::passWidth reads its size); on a GPU as
+  /// wide as the pair slots, the threads past the colour doing nothing.
+  void gaussSeidelRounds(const StepParams& p, int slots, double pairs, double pairContacts, double mostPairContacts, int rounds) {
+    const int nb = static_cast<int>(bodies_.size());
+    const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>);
+    // Each pass reads a pair's key, its bodies' incidences and their pairs' colours (L2: the
+    // working set is a few words a pair); the loop term is a pair's neighbours.
+    const double neighbours = pairs > 0 ? 2.0 * 2.0 * pairs / std::max(1, nb) : 0.0;
+    launch("ColorSeed", slots, ColorSeed{p}, slots * 4.0 + pairs * 4.0);
+    int* from = p.pairColor;
+    int* to = p.pairColorNext;
+    for (int pass = 0; pass < kColorPasses; ++pass) {
+      launch("ColorTentative", slots, ColorTentative{p, from}, slots * 8.0 + pairs * (8 + 8 * neighbours), neighbours);
+      launch("ColorRepair", slots, ColorRepair{p, from, to}, slots * 12.0 + pairs * (8 + 12 * neighbours), neighbours);
+      std::swap(from, to);
+    }
+    launch("ColorKeys", slots, ColorKeys{p, from}, slots * 12.0);
+    collective("stable sort (pair colours)", [&] {
+      System::stableSortByKey(exec(), p.colorKey, p.colorOrder, slots, sortScratchI_);
+    }, kSortLaunches32, slots, slots * kSortBytesPerElement32);
+    collective("lower bound (colour starts)", [&] {
+      System::lowerBounds(exec(), p.colorKey, slots, kPairColors + 2, p.colorStart);
+    }, 1, kPairColors + 2, (kPairColors + 2) * 4.0);
+    launch("ColorCounts", kPairColors + 1, ColorCounts{p}, (kPairColors + 1) * 12.0);
+    // A round reads every touching pair's points and its bodies once (the colours split them),
+    // and every body in a pair its collider contacts; the chain is a pair's sweeps.
+    for (int it = 0; it < rounds; ++it) {
+      for (int c = 0; c < kPairColors; ++c)
+        launch("SweepPairColor", System::passWidth(p.colorCount + c, slots), SweepPairColor{p, c},
+               (pairs * (12 + 4 * BD) + 2 * pairContacts * PC) / kPairColors, mostPairContacts * scene_.solver.pairSweeps);
+      launch("SweepPairOverflow", 1, SweepPairOverflow{p}, 8.0);
+      launch("SweepCollidersInPlace", nb, SweepCollidersInPlace{p}, nb * (2 * BD + 8));
+    }
+  }
+
   /// physics.md §6–7 (see the functors in step_kernels.h). No host read: the pair count stays on
   /// the device (pairTally), and every per-pair pass is launched over the pairs provisioned
   /// (pairSlots_), its threads past the count doing nothing; the host looks at the most pairs
@@ -768,7 +817,21 @@ class DeviceWorld final : public World {
              mostPairContacts);
       // Each body's velocities written back (24 B: one 32-byte sector), not the whole body.
       launch("SweepCollidersAndApply (warm start)", nb, SweepCollidersAndApply{p, true}, nb * (BD + 32 + PI) + 2 * pairs * (8 + PI));
-      for (int it = 0; it < scene_.solver.contactIterations; ++it) {
+      // The rounds (physics.md §6, "Rounds"): Gauss–Seidel over colour classes first, then Jacobi
+      // with mass splitting, whose split masses need the responses prepared again.
+      const int gaussSeidel = std::min(scene_.solver.gaussSeidelRounds, scene_.solver.contactIterations);
+      if (gaussSeidel > 0) {
+        gaussSeidelRounds(p, slots, pairs, pairContacts, mostPairContacts, gaussSeidel);
+        if (gaussSeidel < scene_.solver.contactIterations) {
+          StepParams split = p;
+          split.pairGaussSeidel = false;
+          launch("PrepareSplitResponses (pairs)", slots, PrepareSplitResponses{split}, pairs * (8 + 2 * BD) + 2 * pairContacts * PC,
+                 mostPairContacts);
+          launch("PrepareSplitResponses (bodies)", nb, PrepareSplitColliderResponses{split}, nb * (BD + M + 8) + gathered.contacts * 2 * C,
+                 mostColliderContacts);
+        }
+      }
+      for (int it = gaussSeidel; it < scene_.solver.contactIterations; ++it) {
         // Its pair_sweeps sweeps re-read the pair's points from L1: DRAM bytes once, the dependent
         // chain pair_sweeps times as long.
         launchSpans("SweepPairContacts", slots, kPairSpan, SweepPairKernel{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
@@ -1336,6 +1399,14 @@ class DeviceWorld final : public World {
     p.onA = raw(onA_);
     p.onB = raw(onB_);
     p.onBody = raw(onBody_);
+    p.pairGaussSeidel = s.gaussSeidelRounds > 0 && p.bodyContacts;
+    p.pairColor = raw(pairColor_);
+    p.pairColorNext = raw(pairColorNext_);
+    p.pairColorTentative = raw(pairColorTentative_);
+    p.colorKey = raw(colorKey_);
+    p.colorOrder = raw(colorOrder_);
+    p.colorStart = raw(colorStart_);
+    p.colorCount = raw(colorCount_);
     // Off without colliders: nothing is carried (and the level buffers are then never written).
     const double g = glm::length(scene_.gravity);
     p.shockLevels = p.colliderContacts && p.colliderCount > 0 && g > 0 ? s.shockLevels : 0;
@@ -1593,6 +1664,8 @@ class DeviceWorld final : public World {
   Vector<int> incidenceBody_, incidencePair_, incidenceStart_, split_;
   Vector<M3> invInertia_;  // (nbody) PrepareBodies → ShockVelocities (pairSolverBody)
   Vector<PairImpulse<float>> onA_, onB_, onBody_;
+  Vector<int> pairColor_, pairColorNext_, pairColorTentative_, colorKey_, colorOrder_, colorStart_;  // (math/pair_colors.h)
+  Vector<long long> colorCount_;
   Vector<int> shockLevel_, shockLevelScratch_, pairSupport_;
   Vector<int> islandRest_, islandRestScratch_, islandLabel_, islandLabelScratch_;
   Vector<long long> wakeMark_;  // (nbody) the step in which island i was touched (−1: none)

@@ -12,6 +12,7 @@
 #include "math/grid_sdf.h"
 #include "math/contact_lanes.h"
 #include "math/contact_solver.h"
+#include "math/pair_colors.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
 #include "math/sleep.h"
@@ -224,6 +225,20 @@ struct StepParams {
   PairImpulse<float>* onA = nullptr;          // (pairCapacity) this round's impulses on a
   PairImpulse<float>* onB = nullptr;          // (pairCapacity) and on b
   PairImpulse<float>* onBody = nullptr;       // (nbody) from the colliders
+  // Gauss–Seidel rounds (math/pair_colors.h): each touching pair's colour, by double-buffered
+  // passes; then the pairs sorted by colour (colorKey, colorOrder) and each colour's first
+  // position (colorStart, kPairColors + 2 entries: the colours, the overflow, the end) and size
+  // (colorCount: kPairColors + 1 entries, where a CPU launch reads its width). pairGaussSeidel:
+  // the rounds begin with Gauss–Seidel, so the contacts' responses are for the true masses
+  // (roundSplit) until PrepareSplitResponses prepares them for the Jacobi rounds that follow.
+  bool pairGaussSeidel = false;
+  int* pairColor = nullptr;                   // (pairCapacity) colours as a pass starts
+  int* pairColorNext = nullptr;               // (pairCapacity) the other buffer
+  int* pairColorTentative = nullptr;          // (pairCapacity) a pass's tentative colours
+  int* colorKey = nullptr;                    // (pairCapacity) sorted colours
+  int* colorOrder = nullptr;                  // (pairCapacity) pair slot of each sorted colour
+  int* colorStart = nullptr;                  // (kPairColors + 2)
+  long long* colorCount = nullptr;            // (kPairColors + 1)
   int shockLevels = 0;                        // levels of shock propagation (0: off)
   V3 up{0.0f};                                // −gravity, unit
   int* pairSupport = nullptr;                 // (pairCapacity) +1 a rests on b, −1 b on a, 0
@@ -470,6 +485,9 @@ SMASH_HD SolverBody<float> pairSolverBody(const StepParams& p, int b, const Body
 SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyData& start, const BodyData& body) {
   return withStartVelocities(pairSolverBody(p, b, body, 1), start);
 }
+/// The mass split of body b in the contact rounds: its pairs and colliders (Jacobi rounds, mass
+/// splitting), or none (Gauss–Seidel rounds, true masses).
+SMASH_HD int roundSplit(const StepParams& p, int b) { return p.pairGaussSeidel ? 1 : p.split[b]; }
 
 /// Body `bodyIndex`'s collider contacts through the one contact solver (math/contact_solver.h):
 /// the body alone against static colliders. `Warm` (a scene whose bodies do not touch: every
@@ -1496,8 +1514,9 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     if (count > 0)  // (without colliders there is no last step's buffer)
       warmStartContacts(slots, count, p.previousContacts + static_cast<long long>(b) * p.contactCapacity,
                         p.previousColliderCount[b], mat.friction, p.onBody[b].linear, p.onBody[b].angular);
-    // The responses for the rounds' split mass (math/contact_solver.h, prepareResponse).
-    prepareResponse<float>(pairSolverBody(p, b, body, touching + (count > 0 ? 1 : 0)), nullptr, slots, count);
+    // The responses for the rounds' mass, split by Jacobi rounds (math/contact_solver.h, prepareResponse).
+    prepareResponse<float>(pairSolverBody(p, b, body, p.pairGaussSeidel ? 1 : touching + (count > 0 ? 1 : 0)), nullptr,
+                           slots, count);
   }
   p.colliderContactCount[b] = count;
   p.split[b] = touching + (count > 0 ? 1 : 0);
@@ -1547,8 +1566,8 @@ struct PreparePairs {
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     contactTargets(pairStartBody(p, a, p.bodiesStart[a], A), pairStartBody(p, b, p.bodiesStart[b], B),
                    pairSolverBody(p, a, A, 1), pairSolverBody(p, b, B, 1), c, count, mat, p.h, true);
-    const SolverBody<float> sb = pairSolverBody(p, b, B, p.split[b]);  // the rounds' split masses
-    prepareResponse(pairSolverBody(p, a, A, p.split[a]), &sb, c, count);
+    const SolverBody<float> sb = pairSolverBody(p, b, B, roundSplit(p, b));  // the rounds' masses
+    prepareResponse(pairSolverBody(p, a, A, roundSplit(p, a)), &sb, c, count);
     const int previous = previousPair(p, p.pairKeys[q]);
     if (previous < 0) return;
     const PairContact<float>* old =
@@ -1638,6 +1657,164 @@ inline void SweepPairSpans::operator()(int g) const {
 constexpr int kPairSpan = 1;
 using SweepPairKernel = SweepPairContacts;
 #endif
+
+// Gauss–Seidel rounds (math/pair_colors.h): the colouring, then each round's colours one after
+// another, the overflow pairs in order, and every body's collider contacts.
+
+/// Calls f(c, d, q') for every touching pair q' = (c, d) other than q that shares an awake body
+/// with pair q = (a, b) (a sleeping body is static: pairs through it do not conflict).
+template <class F>
+SMASH_HD void forPairNeighbours(const StepParams& p, int q, int a, int b, const F& f) {
+  const int ends[2] = {a, b};
+  for (int e : ends) {
+    if (p.bodies[e].asleep) continue;
+    for (int k = p.incidenceStart[e]; k < p.incidenceStart[e + 1]; ++k) {
+      const int r = p.incidencePair[k];
+      if (r == q || p.pairContactCount[r] == 0) continue;
+      f(pairA(p, p.pairKeys[r]), pairB(p, p.pairKeys[r]), r);
+    }
+  }
+}
+
+/// The colouring's seed: a touching pair uncoloured, any other slot not solved.
+struct ColorSeed {
+  StepParams p;
+  SMASH_HD void operator()(int q) const {
+    p.pairColor[q] = q < pairCountOf(p) && p.pairContactCount[q] > 0 ? kUncolored : kNotSolved;
+  }
+};
+
+/// A pass, part 1: an uncoloured pair's tentative colour (from `from`, as the pass starts).
+struct ColorTentative {
+  StepParams p;
+  const int* from;
+  SMASH_HD void operator()(int q) const {
+    const int now = from[q];
+    if (now != kUncolored) {
+      p.pairColorTentative[q] = now;
+      return;
+    }
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    p.pairColorTentative[q] = tentativeColor([&](const auto& f) {
+      forPairNeighbours(p, q, a, b, [&](int c, int d, int r) { f(c, d, from[r]); });
+    });
+  }
+};
+
+/// A pass, part 2: of two neighbours with the same new colour, the one that outranks keeps it.
+struct ColorRepair {
+  StepParams p;
+  const int* from;
+  int* to;
+  SMASH_HD void operator()(int q) const {
+    const int now = from[q];
+    if (now != kUncolored) {
+      to[q] = now;
+      return;
+    }
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    to[q] = repairedColor(a, b, p.pairColorTentative[q], [&](const auto& f) {
+      forPairNeighbours(p, q, a, b,
+                        [&](int c, int d, int r) { f(c, d, p.pairColorTentative[r], from[r] == kUncolored); });
+    });
+  }
+};
+
+/// Sort keys of the colouring: the colour, a pair still uncoloured swept with the overflow.
+struct ColorKeys {
+  StepParams p;
+  const int* colors;
+  SMASH_HD void operator()(int q) const {
+    const int c = colors[q];
+    p.colorKey[q] = c == kUncolored ? kOverflowColor : c;
+    p.colorOrder[q] = q;
+  }
+};
+
+/// Each colour's size (and the overflow's), where a CPU launch reads its width.
+struct ColorCounts {
+  StepParams p;
+  SMASH_HD void operator()(int c) const {
+    p.colorCount[c] = static_cast<long long>(p.colorStart[c + 1] - p.colorStart[c]);
+  }
+};
+
+/// Gauss–Seidel over pair q: its pair_sweeps sweeps with the bodies' true masses from their
+/// current velocities, written back (a sleeping body is static and keeps its zero velocities).
+SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
+  const int count = p.pairContactCount[q];
+  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const BodyData& A = p.bodies[a];
+  const BodyData& B = p.bodies[b];
+  SolverBody<float> sa = pairSolverBody(p, a, A, 1), sb = pairSolverBody(p, b, B, 1);
+  const float friction = pairMaterial(p, A, B).friction;
+  PairImpulse<float> onA, onB;  // not needed: the velocities carry the impulses
+  for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
+    pairSweep(sa, sb, slotsOf(p, q), count, friction, onA, onB);
+  if (!A.asleep) {
+    p.bodies[a].velocity = sa.v;
+    p.bodies[a].angularVelocity = sa.w;
+  }
+  if (!B.asleep) {
+    p.bodies[b].velocity = sb.v;
+    p.bodies[b].angularVelocity = sb.w;
+  }
+}
+
+/// One colour of a Gauss–Seidel round: its pairs share no awake body, one to a thread.
+struct SweepPairColor {
+  StepParams p;
+  int color;
+  SMASH_HD void operator()(int i) const {
+    const int first = p.colorStart[color];
+    if (i >= p.colorStart[color + 1] - first) return;
+    sweepPairInPlace(p, p.colorOrder[first + i]);
+  }
+};
+
+/// Between Gauss–Seidel and Jacobi rounds, per pair: the responses again, for the split masses.
+struct PrepareSplitResponses {
+  StepParams p;  // pairGaussSeidel off: roundSplit is the split
+  SMASH_HD void operator()(int q) const {
+    if (q >= pairCountOf(p) || p.pairContactCount[q] == 0) return;
+    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const SolverBody<float> sb = pairSolverBody(p, b, p.bodies[b], roundSplit(p, b));
+    prepareResponse(pairSolverBody(p, a, p.bodies[a], roundSplit(p, a)), &sb, slotsOf(p, q), p.pairContactCount[q]);
+  }
+};
+/// The same, per body in a pair, for its collider contacts.
+struct PrepareSplitColliderResponses {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    if (p.split[b] == 0 || p.colliderContactCount[b] == 0) return;
+    prepareResponse<float>(pairSolverBody(p, b, p.bodies[b], roundSplit(p, b)), nullptr,
+                           p.contacts + static_cast<long long>(b) * p.contactCapacity, p.colliderContactCount[b]);
+  }
+};
+
+/// The overflow of a Gauss–Seidel round: its pairs one after another, in slot order (one thread).
+struct SweepPairOverflow {
+  StepParams p;
+  SMASH_HD void operator()(int) const {
+    for (int i = p.colorStart[kOverflowColor]; i < p.colorStart[kOverflowColor + 1]; ++i)
+      sweepPairInPlace(p, p.colorOrder[i]);
+  }
+};
+
+/// The end of a Gauss–Seidel round, per body in a pair: a sweep of its collider contacts with
+/// its true mass from its current velocities.
+struct SweepCollidersInPlace {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    if (p.split[b] == 0 || p.colliderContactCount[b] == 0) return;
+    const BodyData& body = p.bodies[b];
+    SolverBody<float> self = pairSolverBody(p, b, body, 1);
+    sweepColliderContacts(self, p.contacts + static_cast<long long>(b) * p.contactCapacity, p.colliderContactCount[b],
+                          body.friction, static_cast<PairImpulse<float>*>(nullptr));
+    p.bodies[b].velocity = self.v;
+    p.bodies[b].angularVelocity = self.w;
+  }
+};
 
 /// One Jacobi round, part 2, per body in a pair: (unless `applyOnly`) sweep its collider contacts
 /// from the round's starting velocities, then apply the sum of its impulses with its true mass.

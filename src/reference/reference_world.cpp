@@ -9,6 +9,7 @@
 #include "core/sphere_sweep.h"
 #include "math/contact.h"
 #include "math/grid_sdf.h"
+#include "math/pair_colors.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
 
@@ -523,7 +524,15 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
   if (sleep_.enabled) wakeTouchedIslands(s, candidates, start);
   prepareBodies(s, start);
   preparePairs(s, start);
-  for (int iteration = 0; iteration < solver.contactIterations; ++iteration) solveRound(s);
+  // The rounds (physics.md §6, "Rounds"): Gauss–Seidel over colour classes first, then Jacobi with
+  // mass splitting, each with its masses' responses.
+  const int gaussSeidel = std::min(solver.gaussSeidelRounds, solver.contactIterations);
+  if (gaussSeidel > 0) {
+    colorPairs(s);
+    for (int iteration = 0; iteration < gaussSeidel; ++iteration) solveRoundInPlace(s);
+    if (gaussSeidel < solver.contactIterations) prepareResponses(s, true);
+  }
+  for (int iteration = gaussSeidel; iteration < solver.contactIterations; ++iteration) solveRound(s);
   shockVelocities(s);
   // This step's contacts with their impulses: the next step's warm start.
   previousPairs_.clear();
@@ -675,14 +684,22 @@ void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>&
                       s.onBody[b].angular);
   }
   applyRound(s);
+  prepareResponses(s, scene_.solver.gaussSeidelRounds == 0);
+}
+
+// The responses of every contact of the rounds (contact_solver.h prepareResponse): for the
+// masses split over a body's pairs and colliders (`split`: Jacobi rounds, PreparePairs and
+// PrepareBodies, or PrepareSplitResponses between the two kinds of round) or whole (Gauss–Seidel).
+void ReferenceWorld::prepareResponses(ContactSolve& s, bool split) const {
+  auto masses = [&](std::size_t b) { return split ? s.split[b] : 1; };
   for (std::size_t p = 0; p < s.pairs.size(); ++p) {
-    const SolverBody<double> b = solverBody(s.pairs[p].b, s.split[s.pairs[p].b]);
-    prepareResponse(solverBody(s.pairs[p].a, s.split[s.pairs[p].a]), &b, s.pairs[p].contacts.data(),
+    const SolverBody<double> b = solverBody(s.pairs[p].b, masses(s.pairs[p].b));
+    prepareResponse(solverBody(s.pairs[p].a, masses(s.pairs[p].a)), &b, s.pairs[p].contacts.data(),
                     static_cast<int>(s.pairs[p].contacts.size()));
   }
-  for (std::size_t b = 0; b < n; ++b)
+  for (std::size_t b = 0; b < bodies_.size(); ++b)
     if (!s.colliderContacts[b].empty())
-      prepareResponse<double>(solverBody(b, s.split[b]), nullptr, s.colliderContacts[b].data(),
+      prepareResponse<double>(solverBody(b, masses(b)), nullptr, s.colliderContacts[b].data(),
                               static_cast<int>(s.colliderContacts[b].size()));
 }
 
@@ -722,6 +739,73 @@ void ReferenceWorld::solveRound(ContactSolve& s) {
                           contactMaterial(b).friction, &s.onBody[b]);
   }
   applyRound(s);
+}
+
+// The colouring (math/pair_colors.h), pass by pass as ColorSeed, ColorTentative and ColorRepair:
+// a pair's neighbours are the pairs of its awake bodies (a sleeping body has no pairs of its own).
+void ReferenceWorld::colorPairs(ContactSolve& s) const {
+  const std::size_t np = s.pairs.size();
+  auto forNeighbours = [&](std::size_t p, const auto& f) {
+    for (std::size_t e : {s.pairs[p].a, s.pairs[p].b})
+      for (std::size_t r : s.pairsOf[e])
+        if (r != p) f(static_cast<int>(s.pairs[r].a), static_cast<int>(s.pairs[r].b), r);
+  };
+  std::vector<int> from(np, kUncolored), tentative(np), to(np);
+  for (int pass = 0; pass < kColorPasses; ++pass) {
+    for (std::size_t p = 0; p < np; ++p)
+      tentative[p] = from[p] != kUncolored ? from[p] : tentativeColor([&](const auto& f) {
+        forNeighbours(p, [&](int c, int d, std::size_t r) { f(c, d, from[r]); });
+      });
+    for (std::size_t p = 0; p < np; ++p)
+      to[p] = from[p] != kUncolored
+                  ? from[p]
+                  : repairedColor(static_cast<int>(s.pairs[p].a), static_cast<int>(s.pairs[p].b), tentative[p],
+                                  [&](const auto& f) {
+                                    forNeighbours(p, [&](int c, int d, std::size_t r) {
+                                      f(c, d, tentative[r], from[r] == kUncolored);
+                                    });
+                                  });
+    std::swap(from, to);
+  }
+  s.colorOrder.clear();
+  s.colorStart.assign(kPairColors + 2, 0);
+  for (int c = 0; c <= kOverflowColor; ++c) {
+    s.colorStart[static_cast<std::size_t>(c)] = s.colorOrder.size();
+    for (std::size_t p = 0; p < np; ++p)
+      if ((from[p] == kUncolored ? kOverflowColor : from[p]) == c) s.colorOrder.push_back(p);
+  }
+  s.colorStart[kPairColors + 1] = s.colorOrder.size();
+}
+
+// A Gauss–Seidel round (SweepPairColor, SweepPairOverflow, SweepCollidersInPlace): each pair swept
+// with the bodies' true masses from their current velocities, colour after colour (a colour's
+// pairs share no awake body, so their order within it does not matter), then the overflow in
+// pair order, then every body's collider contacts.
+void ReferenceWorld::solveRoundInPlace(ContactSolve& s) {
+  for (std::size_t p : s.colorOrder) {
+    const std::size_t ia = s.pairs[p].a, ib = s.pairs[p].b;
+    SolverBody<double> a = solverBody(ia, 1), b = solverBody(ib, 1);
+    PairImpulse<double> onA, onB;  // not needed: the velocities carry the impulses
+    for (int sweep = 0; sweep < scene_.solver.pairSweeps; ++sweep)
+      pairSweep(a, b, s.pairs[p].contacts.data(), static_cast<int>(s.pairs[p].contacts.size()),
+                s.pairMaterial[p].friction, onA, onB);
+    if (!bodies_[ia].asleep) {
+      bodies_[ia].velocity = a.v;
+      bodies_[ia].angularVelocity = a.w;
+    }
+    if (!bodies_[ib].asleep) {
+      bodies_[ib].velocity = b.v;
+      bodies_[ib].angularVelocity = b.w;
+    }
+  }
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    if (s.pairsOf[b].empty() || s.colliderContacts[b].empty()) continue;
+    SolverBody<double> self = solverBody(b, 1);
+    sweepColliderContacts(self, s.colliderContacts[b].data(), static_cast<int>(s.colliderContacts[b].size()),
+                          contactMaterial(b).friction, static_cast<PairImpulse<double>*>(nullptr));
+    bodies_[b].velocity = self.v;
+    bodies_[b].angularVelocity = self.w;
+  }
 }
 
 // Shock propagation of velocities (PairSupports, ShockLevels, ShockVelocities; contact_solver.h):

@@ -149,6 +149,10 @@ class ReferenceWorld final : public World {
     std::vector<ContactMaterial<double>> pairMaterial;               ///< (pairs)
     std::vector<BodyState> predicted;                                ///< (n) the bodies before the solve
     std::vector<PairImpulse<double>> onA, onB, onBody;               ///< this round's impulses
+    /// Gauss–Seidel rounds (math/pair_colors.h): the pairs in sweep order, by colour (the
+    /// overflow last, in pair order), and where each colour starts (kPairColors + 2 entries).
+    std::vector<std::size_t> colorOrder;
+    std::vector<std::size_t> colorStart;
     int levels = 0;                       ///< shock propagation levels (0: none)
     std::vector<int> level, support;      ///< (n) a body's level, (pairs) which side a pair holds up
     /// Pair p carries body b: b rests on the other body, of a lower level.
@@ -162,6 +166,12 @@ class ReferenceWorld final : public World {
   void preparePairs(ContactSolve& s, const std::vector<BodyState>& start);
   void applyRound(const ContactSolve& s);
   void solveRound(ContactSolve& s);
+  /// Every contact's response for the rounds' masses: split (Jacobi) or whole (Gauss–Seidel).
+  void prepareResponses(ContactSolve& s, bool split) const;
+  /// The Gauss–Seidel rounds' colouring, as the backends' ColorSeed, ColorTentative, ColorRepair.
+  void colorPairs(ContactSolve& s) const;
+  /// One Gauss–Seidel round: the colours in order, the overflow, every body's collider contacts.
+  void solveRoundInPlace(ContactSolve& s);
   void shockVelocities(ContactSolve& s);
   void finishPairBodies(const ContactSolve& s, const std::vector<BodyState>& start);
   void shockPositions(const ContactSolve& s);

@@ -397,6 +397,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   // At most a contact manifold's points (kManifoldPoints, math/contact_solver.h).
   s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 8, 1, 8));
   s.pairSweeps = static_cast<int>(f.integer("pair_sweeps", 2, 1, 64));
+  s.gaussSeidelRounds = static_cast<int>(f.integer("gauss_seidel_rounds", 0, 0, 1000));
   s.shockLevels = static_cast<int>(f.integer("shock_levels", 16, 0, 64));
   s.sleep = f.boolean("sleep", true);
   s.sleepSpeed = f.nonNegative("sleep_speed", 0.03);

@@ -73,6 +73,10 @@ struct SolverSettings {
   /// splitting"): each pair's own problem, with split masses, solved closer before the rounds
   /// average the bodies' copies.
   int pairSweeps = 2;
+  /// Of the contact rounds, the first this many (at most contact_iterations) are Gauss–Seidel
+  /// over colour classes of pairs that share no body, the rest Jacobi with mass splitting
+  /// (physics.md §6, "Rounds"); 0: Jacobi only.
+  int gaussSeidelRounds = 0;
   /// Levels of shock propagation after the contact rounds (contact_solver.h): bodies at contact-
   /// graph distance k < shockLevels from a collider are solved against what carries them as
   /// static; 0 turns it off.
