@@ -13,7 +13,10 @@
 // own after the colours (kOverflowColor), pairs in index order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "math/hd.h"
 
@@ -69,5 +72,42 @@ SMASH_HD int repairedColor(int a, int b, int mine, const ForNeighbours& forNeigh
   });
   return lost ? kUncolored : mine;
 }
+
+#if !defined(__CUDA_ARCH__)
+/// The colouring on the host, pass by pass as the kernels run it (ColorSeed, ColorTentative,
+/// ColorRepair): the reference's, and the tests'. `bodies(p)` gives pair p's bodies (a, b) and
+/// `forNeighbours(p, f)` calls f(r) for every touching pair r ≠ p that shares an awake body with
+/// it. Returns each pair's colour, kOverflowColor for the pairs swept in the overflow.
+template <class Bodies, class ForNeighbours>
+std::vector<int> colorPairsOnHost(std::size_t count, const Bodies& bodies, const ForNeighbours& forNeighbours) {
+  std::vector<int> from(count, kUncolored), tentative(count), to(count);
+  for (int pass = 0; pass < kColorPasses; ++pass) {
+    for (std::size_t p = 0; p < count; ++p)
+      tentative[p] = from[p] != kUncolored ? from[p] : tentativeColor([&](const auto& f) {
+        forNeighbours(p, [&](std::size_t r) {
+          const std::pair<int, int> e = bodies(r);
+          f(e.first, e.second, from[r]);
+        });
+      });
+    for (std::size_t p = 0; p < count; ++p) {
+      if (from[p] != kUncolored) {
+        to[p] = from[p];
+        continue;
+      }
+      const std::pair<int, int> mine = bodies(p);
+      to[p] = repairedColor(mine.first, mine.second, tentative[p], [&](const auto& f) {
+        forNeighbours(p, [&](std::size_t r) {
+          const std::pair<int, int> e = bodies(r);
+          f(e.first, e.second, tentative[r], from[r] == kUncolored);
+        });
+      });
+    }
+    std::swap(from, to);
+  }
+  for (int& c : from)
+    if (c == kUncolored) c = kOverflowColor;
+  return from;
+}
+#endif
 
 }  // namespace smash

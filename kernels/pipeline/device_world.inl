@@ -673,32 +673,45 @@ class DeviceWorld final : public World {
   void gaussSeidelRounds(const StepParams& p, int slots, double pairs, double pairContacts, double mostPairContacts, int rounds) {
     const int nb = static_cast<int>(bodies_.size());
     const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>);
+    PairColors colors;
+    colors.color = raw(pairColor_);
+    colors.next = raw(pairColorNext_);
+    colors.tentative = raw(pairColorTentative_);
+    colors.key = raw(colorKey_);
+    colors.order = raw(colorOrder_);
+    colors.start = raw(colorStart_);
+    colors.count = raw(colorCount_);
     // Each pass reads a pair's key, its bodies' incidences and their pairs' colours (L2: the
     // working set is a few words a pair); the loop term is a pair's neighbours.
     const double neighbours = pairs > 0 ? 2.0 * 2.0 * pairs / std::max(1, nb) : 0.0;
-    launch("ColorSeed", slots, ColorSeed{p}, slots * 4.0 + pairs * 4.0);
-    int* from = p.pairColor;
-    int* to = p.pairColorNext;
+    launch("ColorSeed", slots, ColorSeed{p, colors}, slots * 4.0 + pairs * 4.0);
+    int* from = colors.color;
+    int* to = colors.next;
     for (int pass = 0; pass < kColorPasses; ++pass) {
-      launch("ColorTentative", slots, ColorTentative{p, from}, slots * 8.0 + pairs * (8 + 8 * neighbours), neighbours);
-      launch("ColorRepair", slots, ColorRepair{p, from, to}, slots * 12.0 + pairs * (8 + 12 * neighbours), neighbours);
+      launch("ColorTentative", slots, ColorTentative{p, colors, from}, slots * 8.0 + pairs * (8 + 8 * neighbours), neighbours);
+      launch("ColorRepair", slots, ColorRepair{p, colors, from, to}, slots * 12.0 + pairs * (8 + 12 * neighbours), neighbours);
       std::swap(from, to);
     }
-    launch("ColorKeys", slots, ColorKeys{p, from}, slots * 12.0);
+    launch("ColorKeys", slots, ColorKeys{colors, from}, slots * 12.0);
     collective("stable sort (pair colours)", [&] {
-      System::stableSortByKey(exec(), p.colorKey, p.colorOrder, slots, sortScratchI_);
+      System::stableSortByKey(exec(), colors.key, colors.order, slots, sortScratchI_);
     }, kSortLaunches32, slots, slots * kSortBytesPerElement32);
     collective("lower bound (colour starts)", [&] {
-      System::lowerBounds(exec(), p.colorKey, slots, kPairColors + 2, p.colorStart);
+      System::lowerBounds(exec(), colors.key, slots, kPairColors + 2, colors.start);
     }, 1, kPairColors + 2, (kPairColors + 2) * 4.0);
-    launch("ColorCounts", kPairColors + 1, ColorCounts{p}, (kPairColors + 1) * 12.0);
+    launch("ColorCounts", kPairColors + 1, ColorCounts{colors}, (kPairColors + 1) * 12.0);
     // A round reads every touching pair's points and its bodies once (the colours split them),
-    // and every body in a pair its collider contacts; the chain is a pair's sweeps.
+    // and every body in a pair its collider contacts; the chain is a pair's sweeps. The census
+    // counts CUDA's shape: every colour over the pair slots; the overflow in one thread, its
+    // pairs' sweeps one after another.
+    const double overflowPairs = census_ ? censusRead(colors.count + kOverflowColor) : 0;
     for (int it = 0; it < rounds; ++it) {
       for (int c = 0; c < kPairColors; ++c)
-        launch("SweepPairColor", System::passWidth(p.colorCount + c, slots), SweepPairColor{p, c},
+        launch("SweepPairColor", census_ ? slots : System::passWidth(colors.count + c, slots),
+               SweepPairColor{p, colors.start, colors.order, c},
                (pairs * (12 + 4 * BD) + 2 * pairContacts * PC) / kPairColors, mostPairContacts * scene_.solver.pairSweeps);
-      launch("SweepPairOverflow", 1, SweepPairOverflow{p}, 8.0);
+      launch("SweepPairOverflow", 1, SweepPairOverflow{p, colors.start, colors.order}, 8.0 + overflowPairs * (8 + 4 * BD),
+             overflowPairs * mostPairContacts * scene_.solver.pairSweeps);
       launch("SweepCollidersInPlace", nb, SweepCollidersInPlace{p}, nb * (2 * BD + 8));
     }
   }
@@ -1400,13 +1413,6 @@ class DeviceWorld final : public World {
     p.onB = raw(onB_);
     p.onBody = raw(onBody_);
     p.pairGaussSeidel = s.gaussSeidelRounds > 0 && p.bodyContacts;
-    p.pairColor = raw(pairColor_);
-    p.pairColorNext = raw(pairColorNext_);
-    p.pairColorTentative = raw(pairColorTentative_);
-    p.colorKey = raw(colorKey_);
-    p.colorOrder = raw(colorOrder_);
-    p.colorStart = raw(colorStart_);
-    p.colorCount = raw(colorCount_);
     // Off without colliders: nothing is carried (and the level buffers are then never written).
     const double g = glm::length(scene_.gravity);
     p.shockLevels = p.colliderContacts && p.colliderCount > 0 && g > 0 ? s.shockLevels : 0;

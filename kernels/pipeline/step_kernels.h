@@ -184,6 +184,10 @@ struct StepParams {
   bool deferContacts = false;      // the per-body step stops at the predicted pose
   bool colliderContacts = true;    // body-level collider contacts are part of the step
   bool bodyContacts = false;       // the scene's bodies collide with each other
+  // The rounds begin with Gauss–Seidel (math/pair_colors.h, PairColors below): the contacts'
+  // responses are for the true masses (roundSplit) until PrepareSplitResponses prepares them for
+  // the Jacobi rounds that follow. (Here, beside the other flags: in the padding before a pointer.)
+  bool pairGaussSeidel = false;
   const BodyData* bodiesStart = nullptr;      // (nbody) state at the step's start (watchdog)
   BodyData* bodiesPredicted = nullptr;        // (nbody) predicted state, before contacts
   int bodyCount = 0;
@@ -225,20 +229,6 @@ struct StepParams {
   PairImpulse<float>* onA = nullptr;          // (pairCapacity) this round's impulses on a
   PairImpulse<float>* onB = nullptr;          // (pairCapacity) and on b
   PairImpulse<float>* onBody = nullptr;       // (nbody) from the colliders
-  // Gauss–Seidel rounds (math/pair_colors.h): each touching pair's colour, by double-buffered
-  // passes; then the pairs sorted by colour (colorKey, colorOrder) and each colour's first
-  // position (colorStart, kPairColors + 2 entries: the colours, the overflow, the end) and size
-  // (colorCount: kPairColors + 1 entries, where a CPU launch reads its width). pairGaussSeidel:
-  // the rounds begin with Gauss–Seidel, so the contacts' responses are for the true masses
-  // (roundSplit) until PrepareSplitResponses prepares them for the Jacobi rounds that follow.
-  bool pairGaussSeidel = false;
-  int* pairColor = nullptr;                   // (pairCapacity) colours as a pass starts
-  int* pairColorNext = nullptr;               // (pairCapacity) the other buffer
-  int* pairColorTentative = nullptr;          // (pairCapacity) a pass's tentative colours
-  int* colorKey = nullptr;                    // (pairCapacity) sorted colours
-  int* colorOrder = nullptr;                  // (pairCapacity) pair slot of each sorted colour
-  int* colorStart = nullptr;                  // (kPairColors + 2)
-  long long* colorCount = nullptr;            // (kPairColors + 1)
   int shockLevels = 0;                        // levels of shock propagation (0: off)
   V3 up{0.0f};                                // −gravity, unit
   int* pairSupport = nullptr;                 // (pairCapacity) +1 a rests on b, −1 b on a, 0
@@ -1661,6 +1651,18 @@ using SweepPairKernel = SweepPairContacts;
 // Gauss–Seidel rounds (math/pair_colors.h): the colouring, then each round's colours one after
 // another, the overflow pairs in order, and every body's collider contacts.
 
+/// The colouring's buffers (not in StepParams: only these kernels read them, and every other
+/// kernel would carry the pointers; PrepareBodies' stack grew by 64 B with them there).
+struct PairColors {
+  int* color = nullptr;        // (pairCapacity) colours as a pass starts
+  int* next = nullptr;         // (pairCapacity) the other buffer
+  int* tentative = nullptr;    // (pairCapacity) a pass's tentative colours
+  int* key = nullptr;          // (pairCapacity) colours, sorted
+  int* order = nullptr;        // (pairCapacity) the pair slot of each sorted colour
+  int* start = nullptr;        // (kPairColors + 2) each colour's first position, the overflow's, the end
+  long long* count = nullptr;  // (kPairColors + 1) each colour's size and the overflow's (a CPU launch's width)
+};
+
 /// Calls f(c, d, q') for every touching pair q' = (c, d) other than q that shares an awake body
 /// with pair q = (a, b) (a sleeping body is static: pairs through it do not conflict).
 template <class F>
@@ -1679,23 +1681,25 @@ SMASH_HD void forPairNeighbours(const StepParams& p, int q, int a, int b, const 
 /// The colouring's seed: a touching pair uncoloured, any other slot not solved.
 struct ColorSeed {
   StepParams p;
+  PairColors colors;
   SMASH_HD void operator()(int q) const {
-    p.pairColor[q] = q < pairCountOf(p) && p.pairContactCount[q] > 0 ? kUncolored : kNotSolved;
+    colors.color[q] = q < pairCountOf(p) && p.pairContactCount[q] > 0 ? kUncolored : kNotSolved;
   }
 };
 
 /// A pass, part 1: an uncoloured pair's tentative colour (from `from`, as the pass starts).
 struct ColorTentative {
   StepParams p;
+  PairColors colors;
   const int* from;
   SMASH_HD void operator()(int q) const {
     const int now = from[q];
     if (now != kUncolored) {
-      p.pairColorTentative[q] = now;
+      colors.tentative[q] = now;
       return;
     }
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-    p.pairColorTentative[q] = tentativeColor([&](const auto& f) {
+    colors.tentative[q] = tentativeColor([&](const auto& f) {
       forPairNeighbours(p, q, a, b, [&](int c, int d, int r) { f(c, d, from[r]); });
     });
   }
@@ -1704,6 +1708,7 @@ struct ColorTentative {
 /// A pass, part 2: of two neighbours with the same new colour, the one that outranks keeps it.
 struct ColorRepair {
   StepParams p;
+  PairColors colors;
   const int* from;
   int* to;
   SMASH_HD void operator()(int q) const {
@@ -1713,29 +1718,29 @@ struct ColorRepair {
       return;
     }
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-    to[q] = repairedColor(a, b, p.pairColorTentative[q], [&](const auto& f) {
+    to[q] = repairedColor(a, b, colors.tentative[q], [&](const auto& f) {
       forPairNeighbours(p, q, a, b,
-                        [&](int c, int d, int r) { f(c, d, p.pairColorTentative[r], from[r] == kUncolored); });
+                        [&](int c, int d, int r) { f(c, d, colors.tentative[r], from[r] == kUncolored); });
     });
   }
 };
 
 /// Sort keys of the colouring: the colour, a pair still uncoloured swept with the overflow.
 struct ColorKeys {
-  StepParams p;
-  const int* colors;
+  PairColors colors;
+  const int* final;
   SMASH_HD void operator()(int q) const {
-    const int c = colors[q];
-    p.colorKey[q] = c == kUncolored ? kOverflowColor : c;
-    p.colorOrder[q] = q;
+    const int c = final[q];
+    colors.key[q] = c == kUncolored ? kOverflowColor : c;
+    colors.order[q] = q;
   }
 };
 
 /// Each colour's size (and the overflow's), where a CPU launch reads its width.
 struct ColorCounts {
-  StepParams p;
+  PairColors colors;
   SMASH_HD void operator()(int c) const {
-    p.colorCount[c] = static_cast<long long>(p.colorStart[c + 1] - p.colorStart[c]);
+    colors.count[c] = static_cast<long long>(colors.start[c + 1] - colors.start[c]);
   }
 };
 
@@ -1764,11 +1769,13 @@ SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
 /// One colour of a Gauss–Seidel round: its pairs share no awake body, one to a thread.
 struct SweepPairColor {
   StepParams p;
+  const int* start;
+  const int* order;
   int color;
   SMASH_HD void operator()(int i) const {
-    const int first = p.colorStart[color];
-    if (i >= p.colorStart[color + 1] - first) return;
-    sweepPairInPlace(p, p.colorOrder[first + i]);
+    const int first = start[color];
+    if (i >= start[color + 1] - first) return;
+    sweepPairInPlace(p, order[first + i]);
   }
 };
 
@@ -1795,9 +1802,10 @@ struct PrepareSplitColliderResponses {
 /// The overflow of a Gauss–Seidel round: its pairs one after another, in slot order (one thread).
 struct SweepPairOverflow {
   StepParams p;
+  const int* start;
+  const int* order;
   SMASH_HD void operator()(int) const {
-    for (int i = p.colorStart[kOverflowColor]; i < p.colorStart[kOverflowColor + 1]; ++i)
-      sweepPairInPlace(p, p.colorOrder[i]);
+    for (int i = start[kOverflowColor]; i < start[kOverflowColor + 1]; ++i) sweepPairInPlace(p, order[i]);
   }
 };
 

@@ -637,8 +637,8 @@ void ReferenceWorld::prepareBodies(ContactSolve& s, const std::vector<BodyState>
 // PreparePairs, the second half of PrepareBodies (the collider contacts of a body in a pair) and
 // the warm start (SweepCollidersAndApply, warm start): targets from the velocities before the
 // solve, restitution from those at the step's start; last step's impulses of the same contacts
-// applied; each contact's response for the rounds' split masses (contact_solver.h
-// prepareResponse).
+// applied; each contact's response for the rounds' masses (prepareResponses: split for Jacobi
+// rounds, whole when they begin with Gauss–Seidel).
 void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>& start) {
   const std::size_t n = bodies_.size();
   const double h = scene_.stepDt();
@@ -744,37 +744,19 @@ void ReferenceWorld::solveRound(ContactSolve& s) {
 // The colouring (math/pair_colors.h), pass by pass as ColorSeed, ColorTentative and ColorRepair:
 // a pair's neighbours are the pairs of its awake bodies (a sleeping body has no pairs of its own).
 void ReferenceWorld::colorPairs(ContactSolve& s) const {
-  const std::size_t np = s.pairs.size();
-  auto forNeighbours = [&](std::size_t p, const auto& f) {
-    for (std::size_t e : {s.pairs[p].a, s.pairs[p].b})
-      for (std::size_t r : s.pairsOf[e])
-        if (r != p) f(static_cast<int>(s.pairs[r].a), static_cast<int>(s.pairs[r].b), r);
-  };
-  std::vector<int> from(np, kUncolored), tentative(np), to(np);
-  for (int pass = 0; pass < kColorPasses; ++pass) {
-    for (std::size_t p = 0; p < np; ++p)
-      tentative[p] = from[p] != kUncolored ? from[p] : tentativeColor([&](const auto& f) {
-        forNeighbours(p, [&](int c, int d, std::size_t r) { f(c, d, from[r]); });
+  const std::vector<int> colour = colorPairsOnHost(
+      s.pairs.size(),
+      [&](std::size_t p) { return std::pair<int, int>(static_cast<int>(s.pairs[p].a), static_cast<int>(s.pairs[p].b)); },
+      [&](std::size_t p, const auto& f) {
+        for (std::size_t e : {s.pairs[p].a, s.pairs[p].b})
+          for (std::size_t r : s.pairsOf[e])
+            if (r != p) f(r);
       });
-    for (std::size_t p = 0; p < np; ++p)
-      to[p] = from[p] != kUncolored
-                  ? from[p]
-                  : repairedColor(static_cast<int>(s.pairs[p].a), static_cast<int>(s.pairs[p].b), tentative[p],
-                                  [&](const auto& f) {
-                                    forNeighbours(p, [&](int c, int d, std::size_t r) {
-                                      f(c, d, tentative[r], from[r] == kUncolored);
-                                    });
-                                  });
-    std::swap(from, to);
-  }
+  // The sweep order: colour after colour (the overflow last), pairs in index order within each.
   s.colorOrder.clear();
-  s.colorStart.assign(kPairColors + 2, 0);
-  for (int c = 0; c <= kOverflowColor; ++c) {
-    s.colorStart[static_cast<std::size_t>(c)] = s.colorOrder.size();
-    for (std::size_t p = 0; p < np; ++p)
-      if ((from[p] == kUncolored ? kOverflowColor : from[p]) == c) s.colorOrder.push_back(p);
-  }
-  s.colorStart[kPairColors + 1] = s.colorOrder.size();
+  for (int c = 0; c <= kOverflowColor; ++c)
+    for (std::size_t p = 0; p < s.pairs.size(); ++p)
+      if (colour[p] == c) s.colorOrder.push_back(p);
 }
 
 // A Gauss–Seidel round (SweepPairColor, SweepPairOverflow, SweepCollidersInPlace): each pair swept

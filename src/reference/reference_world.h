@@ -150,9 +150,8 @@ class ReferenceWorld final : public World {
     std::vector<BodyState> predicted;                                ///< (n) the bodies before the solve
     std::vector<PairImpulse<double>> onA, onB, onBody;               ///< this round's impulses
     /// Gauss–Seidel rounds (math/pair_colors.h): the pairs in sweep order, by colour (the
-    /// overflow last, in pair order), and where each colour starts (kPairColors + 2 entries).
+    /// overflow last, in pair order).
     std::vector<std::size_t> colorOrder;
-    std::vector<std::size_t> colorStart;
     int levels = 0;                       ///< shock propagation levels (0: none)
     std::vector<int> level, support;      ///< (n) a body's level, (pairs) which side a pair holds up
     /// Pair p carries body b: b rests on the other body, of a lower level.

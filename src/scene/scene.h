@@ -74,7 +74,7 @@ struct SolverSettings {
   /// average the bodies' copies.
   int pairSweeps = 2;
   /// Of the contact rounds, the first this many (at most contact_iterations) are Gauss–Seidel
-  /// over colour classes of pairs that share no body, the rest Jacobi with mass splitting
+  /// over colour classes of pairs that share no awake body, the rest Jacobi with mass splitting
   /// (physics.md §6, "Rounds"); 0: Jacobi only.
   int gaussSeidelRounds = 0;
   /// Levels of shock propagation after the contact rounds (contact_solver.h): bodies at contact-
