@@ -667,9 +667,9 @@ class DeviceWorld final : public World {
 
   /// The Gauss–Seidel contact rounds (math/pair_colors.h, step_kernels.h): the pairs coloured
   /// (kColorPasses passes of two launches), sorted by colour, then each round the colours one
-  /// launch each, the overflow in one thread and the bodies' collider contacts. On a CPU a
-  /// colour's launch is as wide as the colour (System::passWidth reads its size); on a GPU as
-  /// wide as the pair slots, the threads past the colour doing nothing.
+  /// launch each, the overflow in one thread and the bodies' collider contacts. On OpenMP a
+  /// colour's launch is as wide as the colour (System::passWidth reads its size); on the serial
+  /// system and a GPU as wide as the pair slots, the threads past the colour doing nothing.
   void gaussSeidelRounds(const StepParams& p, int slots, double pairs, double pairContacts, double mostPairContacts, int rounds) {
     const int nb = static_cast<int>(bodies_.size());
     const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>);
