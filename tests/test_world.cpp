@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -168,15 +169,11 @@ Scene sceneAt(const Scene& scene, const ReferenceWorld& ref) {
 }
 }  // namespace
 
-TEST_CASE("world: body-body contacts match the reference, step by step", "[world][parity][bodies]") {
-  // The 96-body pile (bunnies and cows falling into a box) at several moments of its fall: the
-  // broad phase, the pair contacts, the mass-split solve, the pose correction and push-out of a
-  // backend against the reference from the same state, for two steps (the second one warm
-  // started from the first on both sides).
-  // The checkpoints are chosen, not general: a sweep of steps 20…160 found states where one pile
-  // step of a float backend is 1–6 tolerances from the reference (30, 40, 70 and 160; with the
-  // collider contact manifold on, 45, 80 and 100): docs/physics.md §6, known limits.
-  Scene pile = loadScene(test::sourcePath("scenes/pile_100.json"));
+namespace {
+/// The 96-body pile `pile` run on the reference to each checkpoint; from there every backend and
+/// strategy against a fresh reference for two steps (the second warm-started from the first on
+/// both sides): each step within the tolerances, the same touching pairs and pair overflow.
+void checkPileParity(const Scene& pile, const std::string& what) {
   ReferenceWorld run(pile);
   int done = 0;
   for (int checkpoint : {20, 45, 90}) {
@@ -187,7 +184,7 @@ TEST_CASE("world: body-body contacts match the reference, step by step", "[world
     const Scene scene = sceneAt(pile, run);
     for (Backend backend : backendsUnderTest())
       for (StepStrategy strategy : strategiesUnderTest()) {
-        INFO(backendName(backend) << ", " << strategyName(strategy) << ", from step " << checkpoint);
+        INFO(backendName(backend) << ", " << strategyName(strategy) << ", " << what << ", from step " << checkpoint);
         auto world = World::create(backend, scene, strategy);
         ReferenceWorld ref(scene);
         for (int n = 0; n < 2; ++n) {
@@ -204,6 +201,18 @@ TEST_CASE("world: body-body contacts match the reference, step by step", "[world
       }
   }
 }
+}  // namespace
+
+TEST_CASE("world: body-body contacts match the reference, step by step", "[world][parity][bodies]") {
+  // The 96-body pile (bunnies and cows falling into a box) at several moments of its fall: the
+  // broad phase, the pair contacts, the mass-split solve, the pose correction and push-out of a
+  // backend against the reference from the same state, for two steps (the second one warm
+  // started from the first on both sides).
+  // The checkpoints are chosen, not general: a sweep of steps 20…160 found states where one pile
+  // step of a float backend is 1–6 tolerances from the reference (30, 40, 70 and 160; with the
+  // collider contact manifold on, 45, 80 and 100): docs/physics.md §6, known limits.
+  checkPileParity(loadScene(test::sourcePath("scenes/pile_100.json")), "Jacobi rounds");
+}
 
 TEST_CASE("world: Gauss-Seidel contact rounds match the reference, step by step", "[world][parity][bodies]") {
   // The rounds over colour classes (math/pair_colors.h; gauss_seidel_rounds): the same colouring,
@@ -213,32 +222,7 @@ TEST_CASE("world: Gauss-Seidel contact rounds match the reference, step by step"
   Scene pile = loadScene(test::sourcePath("scenes/pile_100.json"));
   for (int rounds : {32, 16}) {
     pile.solver.gaussSeidelRounds = rounds;
-    ReferenceWorld run(pile);
-    int done = 0;
-    for (int checkpoint : {20, 45, 90}) {
-      while (done < checkpoint) {
-        run.step();
-        ++done;
-      }
-      const Scene scene = sceneAt(pile, run);
-      for (Backend backend : backendsUnderTest())
-        for (StepStrategy strategy : strategiesUnderTest()) {
-          INFO(backendName(backend) << ", " << strategyName(strategy) << ", " << rounds
-                                    << " Gauss-Seidel rounds of 32, from step " << checkpoint);
-          auto world = World::create(backend, scene, strategy);
-          ReferenceWorld ref(scene);
-          for (int n = 0; n < 2; ++n) {
-            world->step();
-            ref.step();
-            const Deviation d = compare(*world, ref);
-            INFO("step " << n + 1 << ": worst/tolerance " << d.worst << ", centre " << d.centre
-                         << " r, rotation " << d.rotation << ", velocity " << d.velocity);
-            CHECK(d.worst <= 1.0);
-            CHECK(world->touchingPairs() == static_cast<std::int64_t>(ref.touchingPairs()));
-            CHECK(ref.touchingPairs() > 20);
-          }
-        }
-    }
+    checkPileParity(pile, std::to_string(rounds) + " Gauss-Seidel rounds of 32");
   }
 }
 

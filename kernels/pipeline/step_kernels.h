@@ -475,9 +475,21 @@ SMASH_HD SolverBody<float> pairSolverBody(const StepParams& p, int b, const Body
 SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyData& start, const BodyData& body) {
   return withStartVelocities(pairSolverBody(p, b, body, 1), start);
 }
-/// The mass split of body b in the contact rounds: its pairs and colliders (Jacobi rounds, mass
-/// splitting), or none (Gauss–Seidel rounds, true masses).
-SMASH_HD int roundSplit(const StepParams& p, int b) { return p.pairGaussSeidel ? 1 : p.split[b]; }
+/// The mass split in the contact rounds of a body in `split` pairs and colliders: all of it
+/// (Jacobi rounds, mass splitting), or none (Gauss–Seidel rounds, true masses).
+SMASH_HD int roundSplit(const StepParams& p, int split) { return p.pairGaussSeidel ? 1 : split; }
+/// The responses of a pair's contacts (bodies a and b) for the rounds' masses (contact_solver.h
+/// prepareResponse): PreparePairs, and PrepareSplitResponses before Jacobi rounds that follow
+/// Gauss–Seidel ones.
+SMASH_HD void preparePairResponses(const StepParams& p, int a, int b, PairContact<float>* c, int count) {
+  const SolverBody<float> sb = pairSolverBody(p, b, p.bodies[b], roundSplit(p, p.split[b]));
+  prepareResponse(pairSolverBody(p, a, p.bodies[a], roundSplit(p, p.split[a])), &sb, c, count);
+}
+/// The same for body b's `count` collider contacts, the body in `split` pairs and colliders.
+SMASH_HD void prepareColliderResponses(const StepParams& p, int b, const BodyData& body, int split, PairContact<float>* c,
+                                       int count) {
+  prepareResponse<float>(pairSolverBody(p, b, body, roundSplit(p, split)), nullptr, c, count);
+}
 
 /// Body `bodyIndex`'s collider contacts through the one contact solver (math/contact_solver.h):
 /// the body alone against static colliders. `Warm` (a scene whose bodies do not touch: every
@@ -1504,9 +1516,7 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
     if (count > 0)  // (without colliders there is no last step's buffer)
       warmStartContacts(slots, count, p.previousContacts + static_cast<long long>(b) * p.contactCapacity,
                         p.previousColliderCount[b], mat.friction, p.onBody[b].linear, p.onBody[b].angular);
-    // The responses for the rounds' mass, split by Jacobi rounds (math/contact_solver.h, prepareResponse).
-    prepareResponse<float>(pairSolverBody(p, b, body, p.pairGaussSeidel ? 1 : touching + (count > 0 ? 1 : 0)), nullptr,
-                           slots, count);
+    prepareColliderResponses(p, b, body, touching + (count > 0 ? 1 : 0), slots, count);
   }
   p.colliderContactCount[b] = count;
   p.split[b] = touching + (count > 0 ? 1 : 0);
@@ -1556,8 +1566,7 @@ struct PreparePairs {
     const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
     contactTargets(pairStartBody(p, a, p.bodiesStart[a], A), pairStartBody(p, b, p.bodiesStart[b], B),
                    pairSolverBody(p, a, A, 1), pairSolverBody(p, b, B, 1), c, count, mat, p.h, true);
-    const SolverBody<float> sb = pairSolverBody(p, b, B, roundSplit(p, b));  // the rounds' masses
-    prepareResponse(pairSolverBody(p, a, A, roundSplit(p, a)), &sb, c, count);
+    preparePairResponses(p, a, b, c, count);
     const int previous = previousPair(p, p.pairKeys[q]);
     if (previous < 0) return;
     const PairContact<float>* old =
@@ -1728,9 +1737,9 @@ struct ColorRepair {
 /// Sort keys of the colouring: the colour, a pair still uncoloured swept with the overflow.
 struct ColorKeys {
   PairColors colors;
-  const int* final;
+  const int* colour;  // the last pass's
   SMASH_HD void operator()(int q) const {
-    const int c = final[q];
+    const int c = colour[q];
     colors.key[q] = c == kUncolored ? kOverflowColor : c;
     colors.order[q] = q;
   }
@@ -1784,9 +1793,7 @@ struct PrepareSplitResponses {
   StepParams p;  // pairGaussSeidel off: roundSplit is the split
   SMASH_HD void operator()(int q) const {
     if (q >= pairCountOf(p) || p.pairContactCount[q] == 0) return;
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
-    const SolverBody<float> sb = pairSolverBody(p, b, p.bodies[b], roundSplit(p, b));
-    prepareResponse(pairSolverBody(p, a, p.bodies[a], roundSplit(p, a)), &sb, slotsOf(p, q), p.pairContactCount[q]);
+    preparePairResponses(p, pairA(p, p.pairKeys[q]), pairB(p, p.pairKeys[q]), slotsOf(p, q), p.pairContactCount[q]);
   }
 };
 /// The same, per body in a pair, for its collider contacts.
@@ -1794,8 +1801,8 @@ struct PrepareSplitColliderResponses {
   StepParams p;
   SMASH_HD void operator()(int b) const {
     if (p.split[b] == 0 || p.colliderContactCount[b] == 0) return;
-    prepareResponse<float>(pairSolverBody(p, b, p.bodies[b], roundSplit(p, b)), nullptr,
-                           p.contacts + static_cast<long long>(b) * p.contactCapacity, p.colliderContactCount[b]);
+    prepareColliderResponses(p, b, p.bodies[b], p.split[b], p.contacts + static_cast<long long>(b) * p.contactCapacity,
+                             p.colliderContactCount[b]);
   }
 };
 
