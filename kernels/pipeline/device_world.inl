@@ -1023,7 +1023,13 @@ class DeviceWorld final : public World {
     if (bodyContacts_) {
       const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
       const std::size_t pairs = static_cast<std::size_t>(h.pairs);
-      appendPrefix(out, previousPairKeys_, pairs);
+      if (pairs) {  // the state keeps a pair as a·nbody + b (pairKeyOf: a shift in the world)
+        thrust::host_vector<long long> keys(previousPairKeys_.begin(),
+                                            previousPairKeys_.begin() + static_cast<std::ptrdiff_t>(pairs));
+        const long long nb = static_cast<long long>(bodies_.size());
+        for (long long& k : keys) k = pairA(k) * nb + pairB(k);
+        append(out, keys.data(), keys.size());
+      }
       appendPrefix(out, previousPairContactCount_, pairs);
       if (pairs) {
         thrust::host_vector<PairContact<float>> slots(previousPairContacts_.begin(),
@@ -1120,6 +1126,7 @@ class DeviceWorld final : public World {
         if (k < 0 || a < 0 || a >= b || b >= nb || (i > 0 && pairKeys[i - 1] >= k))
           fail("state has an impossible pair list");
       }
+      for (long long& k : pairKeys) k = pairKeyOf(static_cast<int>(k / nb), static_cast<int>(k % nb));
     }
     // Everything checked: only now does the world change.
     copyIn(bodies_, bodies);
@@ -1219,8 +1226,8 @@ class DeviceWorld final : public World {
                                                     previousPairContacts_.begin() + static_cast<std::ptrdiff_t>(pairs * perPair));
       for (std::size_t q = 0; q < pairs; ++q) {
         if (counts[q] == 0) continue;
-        const auto a = static_cast<std::size_t>(keys[q] / static_cast<long long>(nb));
-        const auto b = static_cast<std::size_t>(keys[q] % static_cast<long long>(nb));
+        const auto a = static_cast<std::size_t>(pairA(keys[q]));
+        const auto b = static_cast<std::size_t>(pairB(keys[q]));
         PairNormalImpulse t{a, b, 0.0, counts[q]};
         for (int k = 0; k < counts[q]; ++k) t.normal += slots[q * perPair + static_cast<std::size_t>(k)].lambdaNormal;
         out.push_back(t);

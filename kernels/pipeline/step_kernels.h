@@ -201,7 +201,7 @@ struct StepParams {
   float cellSize = 1;                         // edge of a grid cell
   int* pairsFound = nullptr;                  // (nbody + 1) pairs each body owns
   int* pairsOffset = nullptr;                 // (nbody + 1) exclusive scan of pairsFound
-  long long* pairKeys = nullptr;              // (pairCapacity) a·nbody + b, a < b
+  long long* pairKeys = nullptr;              // (pairCapacity) pairKeyOf(a, b), a < b
   int pairCapacity = 0;                       // the pairs provisioned (pairSlots on the host)
   // On the device, so that no step reads a count back (pairCountOf): [0] this step's pairs
   // (≤ pairCapacity; between steps, the last step's), [1] last step's, [2] the most pairs found
@@ -994,6 +994,17 @@ struct GridKeys {
   }
 };
 
+/// A pair's key: its bodies a < b as (a << 32) | b, so keys sort as (a, b) and decode by a shift
+/// and a mask (a·nbody + b sorted the same, but every decode was a 64-bit division — a
+/// subroutine of some 70 instructions on the GPU, a 40-cycle divide on the CPU — and the pair
+/// kernels decode their keys in every round). The state file keeps a·nbody + b (saveState).
+SMASH_HD long long pairKeyOf(int a, int b) {
+  return static_cast<long long>((static_cast<unsigned long long>(static_cast<unsigned>(a)) << 32) |
+                                static_cast<unsigned>(b));
+}
+SMASH_HD int pairA(long long key) { return static_cast<int>(key >> 32); }
+SMASH_HD int pairB(long long key) { return static_cast<int>(key & 0xffffffffLL); }
+
 /// Broad phase 2, per body i (after the sort by bucket and the bucket starts): the pairs i owns,
 /// found in the cells within 2 r_i of its centre. Counts them, or (`write`) writes their keys from
 /// pairsOffset[i]; past the capacity, the smallest partners in order. A body so fast that its
@@ -1020,13 +1031,13 @@ struct GridPairs {
       const float d = ri + rj;
       const V3 gap = ci - xyz(sj);
       if (!(glm::dot(gap, gap) <= d * d)) return;  // (a NaN centre pairs with nothing)
-      const long long key = static_cast<long long>(i < j ? i : j) * p.bodyCount + (i < j ? j : i);
+      const long long key = pairKeyOf(i < j ? i : j, i < j ? j : i);
       if (!write) {
         ++found;
       } else if (!choose) {
         keys[found++] = key;
       } else if (room > 0) {  // keep the `room` smallest partners, in order (a few: the rare overflow)
-        // For a fixed owner i the key min(i, j)·n + max(i, j) grows with j: compare keys.
+        // For a fixed owner i the key of (min(i, j), max(i, j)) grows with j: compare keys.
         long long at = found;
         if (found < room) {
           ++found;
@@ -1104,12 +1115,10 @@ SMASH_HD PairContact<float>* slotsOf(const StepParams& p, int q) {
   return p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
 }
 
-SMASH_HD int pairA(const StepParams& p, long long key) { return static_cast<int>(key / p.bodyCount); }
-SMASH_HD int pairB(const StepParams& p, long long key) { return static_cast<int>(key % p.bodyCount); }
 
 /// Both bodies of pair q sleep: the pair is not tested (math/sleep.h).
 SMASH_HD bool bothAsleep(const StepParams& p, int q) {
-  return p.bodies[pairA(p, p.pairKeys[q])].asleep && p.bodies[pairB(p, p.pairKeys[q])].asleep;
+  return p.bodies[pairA(p.pairKeys[q])].asleep && p.bodies[pairB(p.pairKeys[q])].asleep;
 }
 
 /// Narrow phase, one candidate: particle i of side `side` (0: a's particle in b's field, 1: b's in
@@ -1231,7 +1240,7 @@ SMASH_HD void rankManifoldPoint(const ManifoldFrame& f, const PairContact<float>
 /// on their positions), then their contact points computed again — the same function on the same
 /// inputs as when they were ranked.
 SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best)[kManifoldCriteria]) {
-  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
   const BodyData& A = p.bodies[a];
   const BodyData& B = p.bodies[b];
   ManifoldKey winners[kManifoldCriteria] = {};
@@ -1296,7 +1305,7 @@ struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
     if (q >= pairCountOf(p)) return;
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
     const ManifoldFrame frame = manifoldFrameOf(p, A, B);
@@ -1350,7 +1359,7 @@ SMASH_HD bool narrowElement(const StepParams& p, long long e, int& q, int& side,
   const int r = static_cast<int>(e % (2 * k));
   side = r / k;
   first = (r % k) * kMatchChunk;
-  const BodyData& self = p.bodies[side == 0 ? pairA(p, p.pairKeys[q]) : pairB(p, p.pairKeys[q])];
+  const BodyData& self = p.bodies[side == 0 ? pairA(p.pairKeys[q]) : pairB(p.pairKeys[q])];
   const int n = p.shapes[self.shape].count;
   end = first + kMatchChunk < n ? first + kMatchChunk : n;
   return first < n && !bothAsleep(p, q);
@@ -1391,7 +1400,7 @@ template <bool Swept>
 SMASH_HD void narrowChunkRanks(const StepParams& p, int e) {
   int q, side, first, end;
   if (!narrowElement(p, e, q, side, first, end)) return;
-  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
   const BodyData& A = p.bodies[a];
   const BodyData& B = p.bodies[b];
   const float margin = pairMargin(p, A, B);
@@ -1443,8 +1452,8 @@ struct PairIncidences {
   StepParams p;
   SMASH_HD void operator()(int q) const {
     const bool pair = q < pairCountOf(p);
-    p.incidenceBody[2 * q] = pair ? pairA(p, p.pairKeys[q]) : p.bodyCount;
-    p.incidenceBody[2 * q + 1] = pair ? pairB(p, p.pairKeys[q]) : p.bodyCount;
+    p.incidenceBody[2 * q] = pair ? pairA(p.pairKeys[q]) : p.bodyCount;
+    p.incidenceBody[2 * q + 1] = pair ? pairB(p.pairKeys[q]) : p.bodyCount;
     p.incidencePair[2 * q] = q;
     p.incidencePair[2 * q + 1] = q;
   }
@@ -1559,11 +1568,11 @@ struct PreparePairs {
   SMASH_HD void operator()(int q) const {
     const int count = beginPairRound(p, q);
     if (count == 0) return;
-    const BodyData& A = p.bodies[pairA(p, p.pairKeys[q])];
-    const BodyData& B = p.bodies[pairB(p, p.pairKeys[q])];
+    const BodyData& A = p.bodies[pairA(p.pairKeys[q])];
+    const BodyData& B = p.bodies[pairB(p.pairKeys[q])];
     PairContact<float>* c = slotsOf(p, q);
     const ContactMaterial<float> mat = pairMaterial(p, A, B);
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     contactTargets(pairStartBody(p, a, p.bodiesStart[a], A), pairStartBody(p, b, p.bodiesStart[b], B),
                    pairSolverBody(p, a, A, 1), pairSolverBody(p, b, B, 1), c, count, mat, p.h, true);
     preparePairResponses(p, a, b, c, count);
@@ -1589,7 +1598,7 @@ struct SweepPairContacts {
   SMASH_HD void operator()(int q) const {
     const int count = beginPairRound(p, q);
     if (count == 0) return;
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
     SolverBody<float> sa = pairSolverBody(p, a, A, p.split[a]), sb = pairSolverBody(p, b, B, p.split[b]);
@@ -1639,7 +1648,7 @@ inline void SweepPairSpans::operator()(int g) const {
   for (int q = kPairSpan * g; q < kPairSpan * (g + 1); ++q) {
     const int n = beginPairRound(p, q);
     if (n == 0) continue;
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
     sa[used] = pairSolverBody(p, a, A, p.split[a]);
@@ -1682,7 +1691,7 @@ SMASH_HD void forPairNeighbours(const StepParams& p, int q, int a, int b, const 
     for (int k = p.incidenceStart[e]; k < p.incidenceStart[e + 1]; ++k) {
       const int r = p.incidencePair[k];
       if (r == q || p.pairContactCount[r] == 0) continue;
-      f(pairA(p, p.pairKeys[r]), pairB(p, p.pairKeys[r]), r);
+      f(pairA(p.pairKeys[r]), pairB(p.pairKeys[r]), r);
     }
   }
 }
@@ -1707,7 +1716,7 @@ struct ColorTentative {
       colors.tentative[q] = now;
       return;
     }
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     colors.tentative[q] = tentativeColor([&](const auto& f) {
       forPairNeighbours(p, q, a, b, [&](int c, int d, int r) { f(c, d, from[r]); });
     });
@@ -1726,7 +1735,7 @@ struct ColorRepair {
       to[q] = now;
       return;
     }
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     to[q] = repairedColor(a, b, colors.tentative[q], [&](const auto& f) {
       forPairNeighbours(p, q, a, b,
                         [&](int c, int d, int r) { f(c, d, colors.tentative[r], from[r] == kUncolored); });
@@ -1757,7 +1766,7 @@ struct ColorCounts {
 /// current velocities, written back (a sleeping body is static and keeps its zero velocities).
 SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
   const int count = p.pairContactCount[q];
-  const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+  const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
   const BodyData& A = p.bodies[a];
   const BodyData& B = p.bodies[b];
   SolverBody<float> sa = pairSolverBody(p, a, A, 1), sb = pairSolverBody(p, b, B, 1);
@@ -1793,7 +1802,7 @@ struct PrepareSplitResponses {
   StepParams p;  // pairGaussSeidel off: roundSplit is the split
   SMASH_HD void operator()(int q) const {
     if (q >= pairCountOf(p) || p.pairContactCount[q] == 0) return;
-    preparePairResponses(p, pairA(p, p.pairKeys[q]), pairB(p, p.pairKeys[q]), slotsOf(p, q), p.pairContactCount[q]);
+    preparePairResponses(p, pairA(p.pairKeys[q]), pairB(p.pairKeys[q]), slotsOf(p, q), p.pairContactCount[q]);
   }
 };
 /// The same, per body in a pair, for its collider contacts.
@@ -1851,7 +1860,7 @@ struct SweepCollidersAndApply {
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
       if (p.pairContactCount[q] == 0) continue;
-      const PairImpulse<float>& j = pairA(p, p.pairKeys[q]) == b ? p.onA[q] : p.onB[q];
+      const PairImpulse<float>& j = pairA(p.pairKeys[q]) == b ? p.onA[q] : p.onB[q];
       sum.linear += j.linear;
       sum.angular += j.angular;
     }
@@ -1868,13 +1877,13 @@ struct SweepCollidersAndApply {
 // its level and reads only those below, whose state is final.
 
 SMASH_HD int partnerOf(const StepParams& p, int q, int b) {
-  const int a = pairA(p, p.pairKeys[q]);
-  return a == b ? pairB(p, p.pairKeys[q]) : a;
+  const int a = pairA(p.pairKeys[q]);
+  return a == b ? pairB(p.pairKeys[q]) : a;
 }
 
 /// Body b rests on its partner in pair q (math/contact_solver.h, pairSupport).
 SMASH_HD bool restsOn(const StepParams& p, int q, int b) {
-  return p.pairSupport[q] == (pairA(p, p.pairKeys[q]) == b ? 1 : -1);
+  return p.pairSupport[q] == (pairA(p.pairKeys[q]) == b ? 1 : -1);
 }
 
 /// Pair q carries body b: b rests on its partner, which lies on a lower level.
@@ -1942,8 +1951,8 @@ struct ShockVelocities {
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
       if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
-      const int a = pairA(p, p.pairKeys[q]), o = partnerOf(p, q, b);
-      const int bq = pairB(p, p.pairKeys[q]);
+      const int a = pairA(p.pairKeys[q]), o = partnerOf(p, q, b);
+      const int bq = pairB(p.pairKeys[q]);
       // The velocities as the pass starts, selected vector by vector (the targets read nothing
       // else): selecting whole SolverBody values took ShockVelocities from 96 to 224 B of stack.
       const BodyData& other = p.bodies[o];
@@ -1967,7 +1976,7 @@ struct ShockVelocities {
         if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
         const int o = partnerOf(p, q, b);
         const BodyData& other = p.bodies[o];
-        sweepAgainstCarrier(self, pairSolverBody(p, o, other, 1), pairA(p, p.pairKeys[q]) == b, slotsOf(p, q),
+        sweepAgainstCarrier(self, pairSolverBody(p, o, other, 1), pairA(p.pairKeys[q]) == b, slotsOf(p, q),
                             p.pairContactCount[q], pairMaterial(p, body, other).friction, onSelf);
       }
       if (sweepSettled(last, self, radius)) break;
@@ -1995,7 +2004,7 @@ SMASH_HD void shockPosition(const StepParams& p, int level, int b) {
     const int q = p.incidencePair[k];
     if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
     const int o = partnerOf(p, q, b);
-    const bool selfIsA = pairA(p, p.pairKeys[q]) == b;
+    const bool selfIsA = pairA(p.pairKeys[q]) == b;
     const BodyData& A = selfIsA ? body : p.bodies[o];
     const BodyData& B = selfIsA ? p.bodies[o] : body;
     const BodyData& A0 = p.bodiesPredicted[selfIsA ? b : o];
@@ -2050,8 +2059,8 @@ SMASH_HD void finishPairBody(const StepParams& p, int b) {
     const int q = p.incidencePair[k];
     const int count = p.pairContactCount[q];
     if (count == 0) continue;
-    if (p.shockLevels > 0 && (carries(p, p.shockLevel, q, pairA(p, p.pairKeys[q])) ||
-                              carries(p, p.shockLevel, q, pairB(p, p.pairKeys[q]))))
+    if (p.shockLevels > 0 && (carries(p, p.shockLevel, q, pairA(p.pairKeys[q])) ||
+                              carries(p, p.shockLevel, q, pairB(p.pairKeys[q]))))
       continue;  // separated by ShockPositions
     const PairContact<float>* c = slotsOf(p, q);
     int deepest = 0;
@@ -2059,7 +2068,7 @@ SMASH_HD void finishPairBody(const StepParams& p, int b) {
       if (c[j].phi < c[deepest].phi) deepest = j;
     const float depth = -c[deepest].phi - p.penetrationSlop;
     if (!(depth > 0.0f)) continue;
-    const int a = pairA(p, p.pairKeys[q]), o = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), o = pairB(p.pairKeys[q]);
     const float wa = float(p.split[a]) / p.shapes[p.bodiesPredicted[a].shape].mass;
     const float wb = float(p.split[o]) / p.shapes[p.bodiesPredicted[o].shape].mass;
     if (a == b)
@@ -2207,7 +2216,7 @@ struct WokenPairContacts {
   StepParams p;
   SMASH_HD void operator()(int q) const {
     if (q >= pairCountOf(p)) return;
-    const int a = pairA(p, p.pairKeys[q]), b = pairB(p, p.pairKeys[q]);
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     if (p.bodiesStart[a].asleep && p.bodiesStart[b].asleep && !bothAsleep(p, q)) PairContactsOf{p}(q);
   }
 };
