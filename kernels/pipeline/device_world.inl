@@ -1114,7 +1114,8 @@ class DeviceWorld final : public World {
       pairContacts = take<PairContact<float>>(bytes, at, static_cast<std::size_t>(h.pairs) * h.contactsPerPair);
     }
     // The warm-start counts bound loops over fixed-capacity slots, and the pair keys are searched
-    // (sorted, a·nbody + b with a < b): a state whose counts or keys are impossible is refused.
+    // (the file's: sorted, a·nbody + b with a < b; pairKeyOf's in the world once converted): a
+    // state whose counts or keys are impossible is refused.
     for (int c : colliderCount)
       if (c < 0 || c > static_cast<int>(h.contactsPerBody)) fail("state has an impossible contact count");
     for (int c : pairContactCount)

@@ -1115,7 +1115,6 @@ SMASH_HD PairContact<float>* slotsOf(const StepParams& p, int q) {
   return p.pairContacts + static_cast<long long>(q) * p.pairContactCapacity;
 }
 
-
 /// Both bodies of pair q sleep: the pair is not tested (math/sleep.h).
 SMASH_HD bool bothAsleep(const StepParams& p, int q) {
   return p.bodies[pairA(p.pairKeys[q])].asleep && p.bodies[pairB(p.pairKeys[q])].asleep;
