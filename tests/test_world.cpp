@@ -265,7 +265,7 @@ TEST_CASE("world: the pair colouring gives no two pairs of one colour a shared b
         int overflowHere = 0, shared = 0, outside = 0;
         for (std::size_t p = 0; p < pairs.size(); ++p) {
           const int c = from[p];
-          outside += c == kUncolored || c == kOverflowColor || (c >= 0 && c < kPairColors) ? 0 : 1;
+          outside += c == kOverflowColor || (c >= 0 && c < kPairColors) ? 0 : 1;  // (never kUncolored)
           if (c == kOverflowColor) {
             ++overflowHere;
             continue;
