@@ -99,10 +99,15 @@ struct Pinned {
 // matching, 0.04 mm with the impulse method, on omp); the bunny grid's with the format only — its
 // poses.csv on the serial backend, and rain_1k's for 40 frames on omp, are byte for byte those
 // of the build before (bodies that touch keep the cold solve: docs/solver.md).
+// Issue 11 item 3: the defaults became 16 Gauss–Seidel rounds of the 32 (was 0: Jacobi only) and
+// a 0.2 mm penetration slop (was 10 µm), so that piles of hundreds of bodies come to rest and
+// sleep (rain_1k: every body asleep by 10 s; docs/solver.md, "Piles that sleep"): the bunny
+// grid's hash changed (its bunnies touch); the labs' did not (one body, no pair; the slop's
+// per-particle test flipped for none of their particles).
 const Pinned kPinned[] = {
     {"lab_bunny.json", Method::ShapeMatching, 300, 0xd9ce56e708406639ull},
     {"lab_bunny.json", Method::Impulse, 300, 0x434585b7ec08d7e2ull},
-    {"bunny_grid.json", Method::ShapeMatching, 200, 0x8fca99f759ae1e49ull},
+    {"bunny_grid.json", Method::ShapeMatching, 200, 0xe602575b907245bbull},
 };
 
 }  // namespace

@@ -386,7 +386,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.contactSolver = f.choice("contact_solver", "sequential", {"sequential", "averaged"}) == "averaged"
                         ? ContactSolver::Averaged
                         : ContactSolver::Sequential;
-  s.penetrationSlop = f.nonNegative("penetration_slop", 1e-5);
+  s.penetrationSlop = f.nonNegative("penetration_slop", 2e-4);
   s.maxContactsPerBody = static_cast<int>(f.integer("max_contacts_per_body", 256, 1, 4096));
   s.contactIterations = static_cast<int>(f.integer("contact_iterations", 32, 1, 1000));
   // At most a contact manifold's points (kManifoldPoints); 0 (default): no reduction.
@@ -397,7 +397,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   // At most a contact manifold's points (kManifoldPoints, math/contact_solver.h).
   s.maxContactsPerPair = static_cast<int>(f.integer("max_contacts_per_pair", 8, 1, 8));
   s.pairSweeps = static_cast<int>(f.integer("pair_sweeps", 2, 1, 64));
-  s.gaussSeidelRounds = static_cast<int>(f.integer("gauss_seidel_rounds", 0, 0, 1000));
+  s.gaussSeidelRounds = static_cast<int>(f.integer("gauss_seidel_rounds", 16, 0, 1000));
   s.shockLevels = static_cast<int>(f.integer("shock_levels", 16, 0, 64));
   s.sleep = f.boolean("sleep", true);
   s.sleepSpeed = f.nonNegative("sleep_speed", 0.03);

@@ -47,7 +47,7 @@ struct SolverSettings {
   /// averaged solver) only when deeper than this. Push-out leaves the deepest particle exactly on
   /// the surface, where the sign of φ is decided by rounding; without a slop that coin flip
   /// reflects one particle's velocity or not, differently in float and double.
-  double penetrationSlop = 1e-5;
+  double penetrationSlop = 2e-4;
   /// Gauss–Seidel sweeps of the sequential contact solver.
   int contactIterations = 32;
   /// Contacts a body keeps per step (all colliders together): beyond it the deepest are kept,
@@ -76,7 +76,7 @@ struct SolverSettings {
   /// Of the contact rounds, the first this many (at most contact_iterations) are Gauss–Seidel
   /// over colour classes of pairs that share no awake body, the rest Jacobi with mass splitting
   /// (physics.md §6, "Rounds"); 0: Jacobi only.
-  int gaussSeidelRounds = 0;
+  int gaussSeidelRounds = 16;
   /// Levels of shock propagation after the contact rounds (contact_solver.h): bodies at contact-
   /// graph distance k < shockLevels from a collider are solved against what carries them as
   /// static; 0 turns it off.
