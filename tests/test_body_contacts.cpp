@@ -376,7 +376,8 @@ TEST_CASE("resting contacts: a stack's impulses converge to the exact LCP soluti
   // Issue 11 item 3 (seed 001 §9, resting contact): the resting contact forces of a small scene
   // solved exactly — the LCP of the last step's contact points, projected Gauss–Seidel in double
   // to convergence with true masses (src/reference/resting_lcp.h) — are the oracle for what the
-  // iterative solver (Jacobi rounds with mass splitting, warm starting, shock propagation)
+  // iterative solver (the default rounds — 16 Gauss–Seidel, 16 Jacobi with mass splitting —,
+  // warm starting, shock propagation)
   // settles to on a resting stack, per pair. The oracle itself is checked against statics: each
   // pair carries the weight above it, h g Σ m (a stack at rest), whatever the mass ratios.
   struct Case {

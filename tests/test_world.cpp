@@ -210,8 +210,8 @@ TEST_CASE("world: body-body contacts match the reference, step by step", "[world
   // started from the first on both sides).
   // The checkpoints are chosen, not general: a sweep of steps 20…160 (every 5) found states where
   // one pile step of a float backend is 1–9 tolerances from the reference (Jacobi rounds: 45, 55,
-  // 65, 80, 90, 115, 140, 145) — and, with the default 16 Gauss–Seidel rounds, one at 70 (step
-  // 60: a contact found on one side and not the other), 1–5 at 70, 85–100, 115, 130, 140 and 150;
+  // 65, 80, 90, 115, 140, 145) — and, with the default 16 Gauss–Seidel rounds, 70 tolerances at
+  // step 60 (a contact found on one side and not the other), 1–5 at 70, 85–100, 115, 130, 140, 150;
   // 32: 1–4 at 75, 85, 90, 130 and 145: docs/physics.md §6, known limits. 20, 50 and 120 are
   // within the tolerances for all three (re-chosen when the slop became 0.2 mm; with 10 µm the
   // checkpoints were 20, 45 and 90).

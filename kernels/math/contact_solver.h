@@ -21,8 +21,9 @@
 // enters each of them with n times its inverse mass and inverse inertia, and its new velocity is
 // the average of its n copies — the sum of the pair impulses applied with its true mass. Every
 // pair can then be solved at once, in any order, with the same result on every backend. A body
-// that touches no other body is the case n = 1, solved by Gauss–Seidel over its contacts. With
-// gauss_seidel_rounds the first rounds are Gauss–Seidel over pairs instead (math/pair_colors.h).
+// that touches no other body is the case n = 1, solved by Gauss–Seidel over its contacts. The
+// first gauss_seidel_rounds rounds (16 of the 32 by default) are Gauss–Seidel over pairs instead
+// (math/pair_colors.h).
 #pragma once
 
 #include "math/contact.h"

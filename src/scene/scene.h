@@ -46,7 +46,10 @@ struct SolverSettings {
   /// A particle counts as inside a collider for physics.md §2.2's per-particle impulse (and for the
   /// averaged solver) only when deeper than this. Push-out leaves the deepest particle exactly on
   /// the surface, where the sign of φ is decided by rounding; without a slop that coin flip
-  /// reflects one particle's velocity or not, differently in float and double.
+  /// reflects one particle's velocity or not, differently in float and double. A pair's overlap up
+  /// to this is left to the velocity solve (the pair separation and shock positions): 0.2 mm so
+  /// that resting piles are not pushed apart by ~g h² every step (docs/solver.md, "Piles that
+  /// sleep").
   double penetrationSlop = 2e-4;
   /// Gauss–Seidel sweeps of the sequential contact solver.
   int contactIterations = 32;
