@@ -492,8 +492,9 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
 
 TEST_CASE("world: the contact rounds' four pairs in SSE lanes give pairSweep's bits", "[world][determinism]") {
 #if SMASH_CONTACT_LANES
-  // SweepPairContacts on x86-64 sweeps four pairs at once (math/contact_lanes.h); each lane must
-  // do what pairSweep does to its pair: contact counts 0 to 8 (lanes idle past their own), contacts
+  // SweepPairContacts and SweepPairColorSpans on x86-64 sweep four pairs at once
+  // (math/contact_lanes.h); each lane must do what pairSweep does to its pair — its impulses, its
+  // contacts' accumulated impulses and (the Gauss–Seidel colours) the bodies' velocities after: contact counts 0 to 8 (lanes idle past their own), contacts
   // neither side can move along (normalMass 0), sliding and sticking friction, signed zeros.
   using namespace smash;
   smash::Random random(20261127);
@@ -554,11 +555,16 @@ TEST_CASE("world: the contact rounds' four pairs in SSE lanes give pairSweep's b
       for (int s = 0; s < sweeps; ++s)
         pairSweep(sa[l], sb[l], scalar[l].data(), count[l], friction[l], onA[l], onB[l]);
     }
-    lanes::pairSweeps(a, b, c, count, friction, sweeps, laneA, laneB);
+    SolverBody<float> outA[4], outB[4];  // the velocities after the sweeps (the Gauss–Seidel colours')
+    lanes::pairSweeps(a, b, c, count, friction, sweeps, laneA, laneB, outA, outB);
     for (int l = 0; l < 4; ++l) {
       INFO("lane " << l << ", " << count[l] << " contacts");
       CHECK(std::memcmp(&laneA[l], &onA[l], sizeof(PairImpulse<float>)) == 0);
       CHECK(std::memcmp(&laneB[l], &onB[l], sizeof(PairImpulse<float>)) == 0);
+      for (const auto& [lane, scalarSide] : {std::pair{&outA[l], &sa[l]}, std::pair{&outB[l], &sb[l]}}) {
+        CHECK(std::memcmp(&lane->v, &scalarSide->v, sizeof(Vec3<float>)) == 0);
+        CHECK(std::memcmp(&lane->w, &scalarSide->w, sizeof(Vec3<float>)) == 0);
+      }
       if (count[l] > 0)
         CHECK(std::memcmp(contacts[l].data(), scalar[l].data(), contacts[l].size() * sizeof(PairContact<float>)) == 0);
     }

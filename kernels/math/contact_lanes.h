@@ -99,11 +99,12 @@ static_assert(sizeof(SolverBody<float>) == 16 * sizeof(float) && offsetof(Solver
 /// `contacts[l]` (null for a lane with no pair) between `a[l]` and `b[l]` with friction
 /// `friction[l]`, adding its impulses to `onA[l]` and `onB[l]` and storing the contacts'
 /// accumulated impulses — the same bits as `for (s < sweeps) pairSweep(a, b, contacts[l],
-/// count[l], friction[l], onA[l], onB[l])` on copies a, b of the bodies (whose velocities after the
-/// sweeps are not returned: the rounds use only the impulses).
+/// count[l], friction[l], onA[l], onB[l])` on copies a, b of the bodies. The velocities after the
+/// sweeps go to `aOut`, `bOut` where given (the Gauss–Seidel rounds' colours, whose pairs share no
+/// awake body: each lane's bodies written back); the Jacobi rounds use only the impulses.
 inline void pairSweeps(const SolverBody<float> a[4], const SolverBody<float> b[4], PairContact<float>* const contacts[4],
                        const int count[4], const float friction[4], int sweeps, PairImpulse<float> onA[4],
-                       PairImpulse<float> onB[4]) {
+                       PairImpulse<float> onB[4], SolverBody<float>* aOut = nullptr, SolverBody<float>* bOut = nullptr) {
   // A lane past its contacts reads and writes this contact, whose normalMass 0 leaves it idle.
   alignas(16) float idle[24] = {};
   const __m128 zero = _mm_setzero_ps();
@@ -209,6 +210,21 @@ inline void pairSweeps(const SolverBody<float> a[4], const SolverBody<float> b[4
   };
   storeImpulses(onA, onALinear, onAAngular);
   storeImpulses(onB, onBLinear, onBAngular);
+  auto storeVelocities = [&](SolverBody<float>* s, const V3x4& v, const V3x4& w) {
+    alignas(16) float x[4], y[4], z[4], u[4], t[4], r[4];
+    _mm_store_ps(x, v.x);
+    _mm_store_ps(y, v.y);
+    _mm_store_ps(z, v.z);
+    _mm_store_ps(u, w.x);
+    _mm_store_ps(t, w.y);
+    _mm_store_ps(r, w.z);
+    for (int l = 0; l < 4; ++l) {
+      s[l].v = Vec3<float>(x[l], y[l], z[l]);
+      s[l].w = Vec3<float>(u[l], t[l], r[l]);
+    }
+  };
+  if (aOut) storeVelocities(aOut, av, aw);
+  if (bOut) storeVelocities(bOut, bv, bw);
 }
 
 }  // namespace smash::lanes

@@ -707,9 +707,9 @@ class DeviceWorld final : public World {
     const double overflowPairs = census_ ? censusRead(colors.count + kOverflowColor) : 0;
     for (int it = 0; it < rounds; ++it) {
       for (int c = 0; c < kPairColors; ++c)
-        launch("SweepPairColor", census_ ? slots : System::passWidth(colors.count + c, slots),
-               SweepPairColor{p, colors.start, colors.order, c},
-               (pairs * (12 + 4 * BD) + 2 * pairContacts * PC) / kPairColors, mostPairContacts * scene_.solver.pairSweeps);
+        launchSpans("SweepPairColor", census_ ? slots : System::passWidth(colors.count + c, slots), kColorSpan,
+                    SweepPairColorKernel{p, colors.start, colors.order, c},
+                    (pairs * (12 + 4 * BD) + 2 * pairContacts * PC) / kPairColors, mostPairContacts * scene_.solver.pairSweeps);
       launch("SweepPairOverflow", 1, SweepPairOverflow{p, colors.start, colors.order}, 8.0 + overflowPairs * (8 + 4 * BD),
              overflowPairs * mostPairContacts * scene_.solver.pairSweeps);
       launch("SweepCollidersInPlace", nb, SweepCollidersInPlace{p}, nb * (2 * BD + 8));

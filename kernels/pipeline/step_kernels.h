@@ -1796,6 +1796,71 @@ struct SweepPairColor {
   }
 };
 
+#if SMASH_CONTACT_LANES
+/// SweepPairColor on x86-64 CPUs: a call takes kColorSpan of the colour's pairs and sweeps them
+/// four at a time, one to an SSE lane (math/contact_lanes.h: the same bits as sweepPairInPlace one
+/// pair at a time — the colour's pairs share no awake body, so no lane reads what another writes).
+/// A type of its own, as SweepPairSpans.
+struct SweepPairColorSpans {
+  StepParams p;
+  const int* start;
+  const int* order;
+  int color;
+  /// The colour's pairs kColorSpan × g … kColorSpan × (g + 1) − 1 (device_world.inl launchSpans).
+  void operator()(int g) const;
+};
+constexpr int kColorSpan = 16;
+using SweepPairColorKernel = SweepPairColorSpans;
+
+inline void SweepPairColorSpans::operator()(int g) const {
+  const int first = start[color], end = start[color + 1];
+  SolverBody<float> sa[4], sb[4], aOut[4], bOut[4];
+  PairContact<float>* c[4];
+  int count[4], a[4], b[4];
+  float friction[4];
+  PairImpulse<float> onA[4], onB[4];  // not needed: the velocities carry the impulses
+  int used = 0;
+  auto sweep = [&] {
+    for (int l = used; l < 4; ++l) {  // idle lanes
+      count[l] = 0;
+      c[l] = nullptr;
+      friction[l] = 0.0f;
+      sa[l] = sb[l] = SolverBody<float>{};
+    }
+    lanes::pairSweeps(sa, sb, c, count, friction, p.pairSweeps, onA, onB, aOut, bOut);
+    for (int l = 0; l < used; ++l) {  // as sweepPairInPlace: a sleeping body keeps its zeros
+      if (!p.bodies[a[l]].asleep) {
+        p.bodies[a[l]].velocity = aOut[l].v;
+        p.bodies[a[l]].angularVelocity = aOut[l].w;
+      }
+      if (!p.bodies[b[l]].asleep) {
+        p.bodies[b[l]].velocity = bOut[l].v;
+        p.bodies[b[l]].angularVelocity = bOut[l].w;
+      }
+    }
+    used = 0;
+  };
+  const int from = first + kColorSpan * g, to = glm::min(first + kColorSpan * (g + 1), end);
+  for (int i = from; i < to; ++i) {
+    const int q = order[i];
+    a[used] = pairA(p.pairKeys[q]);
+    b[used] = pairB(p.pairKeys[q]);
+    const BodyData& A = p.bodies[a[used]];
+    const BodyData& B = p.bodies[b[used]];
+    sa[used] = pairSolverBody(p, a[used], A, 1);
+    sb[used] = pairSolverBody(p, b[used], B, 1);
+    friction[used] = pairMaterial(p, A, B).friction;
+    c[used] = slotsOf(p, q);
+    count[used] = p.pairContactCount[q];
+    if (++used == 4) sweep();
+  }
+  if (used > 0) sweep();
+}
+#else
+constexpr int kColorSpan = 1;
+using SweepPairColorKernel = SweepPairColor;
+#endif
+
 /// Between Gauss–Seidel and Jacobi rounds, per pair: the responses again, for the split masses.
 struct PrepareSplitResponses {
   StepParams p;  // pairGaussSeidel off: roundSplit is the split
