@@ -494,8 +494,9 @@ TEST_CASE("world: the contact rounds' four pairs in SSE lanes give pairSweep's b
 #if SMASH_CONTACT_LANES
   // SweepPairContacts and SweepPairColorSpans on x86-64 sweep four pairs at once
   // (math/contact_lanes.h); each lane must do what pairSweep does to its pair — its impulses, its
-  // contacts' accumulated impulses and (the Gauss–Seidel colours) the bodies' velocities after: contact counts 0 to 8 (lanes idle past their own), contacts
-  // neither side can move along (normalMass 0), sliding and sticking friction, signed zeros.
+  // contacts' accumulated impulses and (the Gauss–Seidel colours) the bodies' velocities after:
+  // contact counts 0 to 8 (lanes idle past their own), contacts neither side can move along
+  // (normalMass 0), sliding and sticking friction, signed zeros.
   using namespace smash;
   smash::Random random(20261127);
   auto f = [&](double lo, double hi) { return static_cast<float>(random.uniform(lo, hi)); };
