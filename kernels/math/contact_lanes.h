@@ -67,6 +67,14 @@ inline __m128 quotient(__m128 x, __m128 d) {
   return select(_mm_cmpeq_ps(x, _mm_setzero_ps()), x, _mm_div_ps(x, d));
 }
 inline __m128 length(const V3x4& v) { return _mm_sqrt_ps(dot(v, v)); }
+/// The four lanes of v as four vectors.
+inline void unpack(const V3x4& v, Vec3<float> (&out)[4]) {
+  alignas(16) float x[4], y[4], z[4];
+  _mm_store_ps(x, v.x);
+  _mm_store_ps(y, v.y);
+  _mm_store_ps(z, v.z);
+  for (int l = 0; l < 4; ++l) out[l] = Vec3<float>(x[l], y[l], z[l]);
+}
 
 /// Four 16-byte rows (one per lane, unaligned) as four registers of one field each.
 inline void loadTransposed(const float* const lane[4], int at, __m128& f0, __m128& f1, __m128& f2, __m128& f3) {
@@ -195,36 +203,20 @@ inline void pairSweeps(const SolverBody<float> a[4], const SolverBody<float> b[4
                       select(active, lambdaT.z, f[14]), f[15]);
     }
 
-  auto storeImpulses = [&](PairImpulse<float>* s, const V3x4& linear, const V3x4& angular) {
-    alignas(16) float x[4], y[4], z[4], u[4], v[4], w[4];
-    _mm_store_ps(x, linear.x);
-    _mm_store_ps(y, linear.y);
-    _mm_store_ps(z, linear.z);
-    _mm_store_ps(u, angular.x);
-    _mm_store_ps(v, angular.y);
-    _mm_store_ps(w, angular.z);
+  // Each lane's pair of vectors back into its own record: `first` and `second` pick the fields.
+  auto store = [&](auto* s, const V3x4& firstLanes, const V3x4& secondLanes, auto first, auto second) {
+    Vec3<float> x[4], y[4];
+    unpack(firstLanes, x);
+    unpack(secondLanes, y);
     for (int l = 0; l < 4; ++l) {
-      s[l].linear = Vec3<float>(x[l], y[l], z[l]);
-      s[l].angular = Vec3<float>(u[l], v[l], w[l]);
+      s[l].*first = x[l];
+      s[l].*second = y[l];
     }
   };
-  storeImpulses(onA, onALinear, onAAngular);
-  storeImpulses(onB, onBLinear, onBAngular);
-  auto storeVelocities = [&](SolverBody<float>* s, const V3x4& v, const V3x4& w) {
-    alignas(16) float x[4], y[4], z[4], u[4], t[4], r[4];
-    _mm_store_ps(x, v.x);
-    _mm_store_ps(y, v.y);
-    _mm_store_ps(z, v.z);
-    _mm_store_ps(u, w.x);
-    _mm_store_ps(t, w.y);
-    _mm_store_ps(r, w.z);
-    for (int l = 0; l < 4; ++l) {
-      s[l].v = Vec3<float>(x[l], y[l], z[l]);
-      s[l].w = Vec3<float>(u[l], t[l], r[l]);
-    }
-  };
-  if (aOut) storeVelocities(aOut, av, aw);
-  if (bOut) storeVelocities(bOut, bv, bw);
+  store(onA, onALinear, onAAngular, &PairImpulse<float>::linear, &PairImpulse<float>::angular);
+  store(onB, onBLinear, onBAngular, &PairImpulse<float>::linear, &PairImpulse<float>::angular);
+  if (aOut) store(aOut, av, aw, &SolverBody<float>::v, &SolverBody<float>::w);
+  if (bOut) store(bOut, bv, bw, &SolverBody<float>::v, &SolverBody<float>::w);
 }
 
 }  // namespace smash::lanes

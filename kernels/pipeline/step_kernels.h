@@ -1622,14 +1622,33 @@ struct SweepPairSpans {
 constexpr int kPairSpan = 32;
 using SweepPairKernel = SweepPairSpans;
 
-inline void SweepPairSpans::operator()(int g) const {
+/// Up to four pairs packed for lanes::pairSweeps (SweepPairSpans, SweepPairColorSpans): each
+/// pair's bodies with their split masses (the Jacobi rounds) or true masses (the Gauss–Seidel
+/// colours), their indices and the pair's contacts; sweep() sweeps them, the lanes past the
+/// packed ones idle.
+struct LanePairs {
   SolverBody<float> sa[4], sb[4];
   PairContact<float>* c[4];
-  int count[4], pair[4];
+  int count[4], pair[4], a[4], b[4];
   float friction[4];
   PairImpulse<float> onA[4], onB[4];
   int used = 0;
-  auto sweep = [&] {
+  /// Packs pair q (count n); returns whether all four lanes are full.
+  bool add(const StepParams& p, int q, int n, bool trueMasses) {
+    a[used] = pairA(p.pairKeys[q]);
+    b[used] = pairB(p.pairKeys[q]);
+    const BodyData& A = p.bodies[a[used]];
+    const BodyData& B = p.bodies[b[used]];
+    sa[used] = pairSolverBody(p, a[used], A, trueMasses ? 1 : p.split[a[used]]);
+    sb[used] = pairSolverBody(p, b[used], B, trueMasses ? 1 : p.split[b[used]]);
+    friction[used] = pairMaterial(p, A, B).friction;
+    c[used] = slotsOf(p, q);
+    count[used] = n;
+    pair[used] = q;
+    return ++used == 4;
+  }
+  /// The sweeps, the velocities after them to aOut, bOut where given.
+  void sweep(const StepParams& p, SolverBody<float>* aOut = nullptr, SolverBody<float>* bOut = nullptr) {
     for (int l = used; l < 4; ++l) {  // idle lanes
       count[l] = 0;
       c[l] = nullptr;
@@ -1637,28 +1656,25 @@ inline void SweepPairSpans::operator()(int g) const {
       sa[l] = sb[l] = SolverBody<float>{};
     }
     for (int l = 0; l < 4; ++l) onA[l] = onB[l] = PairImpulse<float>{};
-    lanes::pairSweeps(sa, sb, c, count, friction, p.pairSweeps, onA, onB);
-    for (int l = 0; l < used; ++l) {
-      p.onA[pair[l]] = onA[l];
-      p.onB[pair[l]] = onB[l];
+    lanes::pairSweeps(sa, sb, c, count, friction, p.pairSweeps, onA, onB, aOut, bOut);
+  }
+};
+
+inline void SweepPairSpans::operator()(int g) const {
+  LanePairs packed;
+  auto sweep = [&] {
+    packed.sweep(p);
+    for (int l = 0; l < packed.used; ++l) {
+      p.onA[packed.pair[l]] = packed.onA[l];
+      p.onB[packed.pair[l]] = packed.onB[l];
     }
-    used = 0;
+    packed.used = 0;
   };
   for (int q = kPairSpan * g; q < kPairSpan * (g + 1); ++q) {
     const int n = beginPairRound(p, q);
-    if (n == 0) continue;
-    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
-    const BodyData& A = p.bodies[a];
-    const BodyData& B = p.bodies[b];
-    sa[used] = pairSolverBody(p, a, A, p.split[a]);
-    sb[used] = pairSolverBody(p, b, B, p.split[b]);
-    friction[used] = pairMaterial(p, A, B).friction;
-    c[used] = slotsOf(p, q);
-    count[used] = n;
-    pair[used] = q;
-    if (++used == 4) sweep();
+    if (n > 0 && packed.add(p, q, n, false)) sweep();
   }
-  if (used > 0) sweep();
+  if (packed.used > 0) sweep();
 }
 #else
 constexpr int kPairSpan = 1;
@@ -1798,7 +1814,7 @@ struct SweepPairColor {
 
 #if SMASH_CONTACT_LANES
 /// SweepPairColor on x86-64 CPUs: a call takes kColorSpan of the colour's pairs and sweeps them
-/// four at a time, one to an SSE lane (math/contact_lanes.h: the same bits as sweepPairInPlace one
+/// four at a time, one to an SSE lane (math/contact_packed.h: the same bits as sweepPairInPlace one
 /// pair at a time — the colour's pairs share no awake body, so no lane reads what another writes).
 /// A type of its own, as SweepPairSpans.
 struct SweepPairColorSpans {
@@ -1814,47 +1830,27 @@ using SweepPairColorKernel = SweepPairColorSpans;
 
 inline void SweepPairColorSpans::operator()(int g) const {
   const int first = start[color], end = start[color + 1];
-  SolverBody<float> sa[4], sb[4], aOut[4], bOut[4];
-  PairContact<float>* c[4];
-  int count[4], a[4], b[4];
-  float friction[4];
-  PairImpulse<float> onA[4], onB[4];  // not needed: the velocities carry the impulses
-  int used = 0;
+  LanePairs packed;  // its impulses are not needed: the velocities carry them
+  SolverBody<float> aOut[4], bOut[4];
   auto sweep = [&] {
-    for (int l = used; l < 4; ++l) {  // idle lanes
-      count[l] = 0;
-      c[l] = nullptr;
-      friction[l] = 0.0f;
-      sa[l] = sb[l] = SolverBody<float>{};
-    }
-    lanes::pairSweeps(sa, sb, c, count, friction, p.pairSweeps, onA, onB, aOut, bOut);
-    for (int l = 0; l < used; ++l) {  // as sweepPairInPlace: a sleeping body keeps its zeros
-      if (!p.bodies[a[l]].asleep) {
-        p.bodies[a[l]].velocity = aOut[l].v;
-        p.bodies[a[l]].angularVelocity = aOut[l].w;
+    packed.sweep(p, aOut, bOut);
+    for (int l = 0; l < packed.used; ++l) {  // as sweepPairInPlace: a sleeping body keeps its zeros
+      const int a = packed.a[l], b = packed.b[l];
+      if (!p.bodies[a].asleep) {
+        p.bodies[a].velocity = aOut[l].v;
+        p.bodies[a].angularVelocity = aOut[l].w;
       }
-      if (!p.bodies[b[l]].asleep) {
-        p.bodies[b[l]].velocity = bOut[l].v;
-        p.bodies[b[l]].angularVelocity = bOut[l].w;
+      if (!p.bodies[b].asleep) {
+        p.bodies[b].velocity = bOut[l].v;
+        p.bodies[b].angularVelocity = bOut[l].w;
       }
     }
-    used = 0;
+    packed.used = 0;
   };
   const int from = first + kColorSpan * g, to = glm::min(first + kColorSpan * (g + 1), end);
-  for (int i = from; i < to; ++i) {
-    const int q = order[i];
-    a[used] = pairA(p.pairKeys[q]);
-    b[used] = pairB(p.pairKeys[q]);
-    const BodyData& A = p.bodies[a[used]];
-    const BodyData& B = p.bodies[b[used]];
-    sa[used] = pairSolverBody(p, a[used], A, 1);
-    sb[used] = pairSolverBody(p, b[used], B, 1);
-    friction[used] = pairMaterial(p, A, B).friction;
-    c[used] = slotsOf(p, q);
-    count[used] = p.pairContactCount[q];
-    if (++used == 4) sweep();
-  }
-  if (used > 0) sweep();
+  for (int i = from; i < to; ++i)
+    if (packed.add(p, order[i], p.pairContactCount[order[i]], true)) sweep();
+  if (packed.used > 0) sweep();
 }
 #else
 constexpr int kColorSpan = 1;
