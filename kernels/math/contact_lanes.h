@@ -5,7 +5,8 @@
 // latency-bound chains of one. Each lane does what the scalar sweep does to its pair, operation
 // for operation in the same order (glm's dot, cross and matrix product as glm evaluates them, its
 // max as (x < y) ? y : x, no FMA: the CPU builds compile with -ffp-contract=off), and a lane with
-// nothing to do (past its pair's contacts, or a contact with normalMass 0) keeps its values by
+// nothing to do (past its pair's contacts, a contact with normalMass 0, or one that carried nothing
+// and still carries nothing: updateContact's early return) keeps its values by
 // selection, not by adding zeros (x + 0 turns −0 into +0): the same bits as pairSweep
 // (tests/test_world.cpp compares them; the golden hashes of tests/test_determinism.cpp hold).
 //
@@ -161,9 +162,20 @@ inline void pairSweeps(const SolverBody<float> a[4], const SolverBody<float> b[4
       const V3x4 lambdaTangent{f[12], f[13], f[14]};
       const __m128* response = f + 17;
       // pairSweep's `continue`: both sides immovable along n (and the idle lanes).
-      const __m128 active = _mm_cmpgt_ps(normalMass, zero);
-      if (_mm_movemask_ps(active) == 0) continue;
+      const __m128 movable = _mm_cmpgt_ps(normalMass, zero);
+      if (_mm_movemask_ps(movable) == 0) continue;
       auto relative = [&] { return sub(add(av, cross(aw, ra)), add(bv, cross(bw, rb))); };
+      // updateContact, term for term.
+      const __m128 vn = dot(relative(), n);
+      const __m128 lambda =
+          maxGlm(_mm_add_ps(lambdaNormal, _mm_mul_ps(_mm_sub_ps(target, vn), normalMass)), zero);
+      // updateContact's return: a contact that carried nothing and still carries nothing.
+      const __m128 unloadedLane =
+          _mm_and_ps(_mm_and_ps(_mm_cmpeq_ps(lambda, zero), _mm_cmpeq_ps(lambdaNormal, zero)),
+                     _mm_and_ps(_mm_and_ps(_mm_cmpeq_ps(lambdaTangent.x, zero), _mm_cmpeq_ps(lambdaTangent.y, zero)),
+                                _mm_cmpeq_ps(lambdaTangent.z, zero)));
+      const __m128 active = _mm_andnot_ps(unloadedLane, movable);
+      if (_mm_movemask_ps(active) == 0) continue;
       auto apply = [&](const V3x4& j) __attribute__((always_inline)) {
         const V3x4 raj = cross(ra, j), rbj = cross(rb, j);
         av = select(active, add(av, scale(aInvMass, j)), av);
@@ -175,10 +187,6 @@ inline void pairSweeps(const SolverBody<float> a[4], const SolverBody<float> b[4
         onBLinear = select(active, sub(onBLinear, j), onBLinear);
         onBAngular = select(active, sub(onBAngular, rbj), onBAngular);
       };
-      // updateContact, term for term.
-      const __m128 vn = dot(relative(), n);
-      const __m128 lambda =
-          maxGlm(_mm_add_ps(lambdaNormal, _mm_mul_ps(_mm_sub_ps(target, vn), normalMass)), zero);
       apply(scale(_mm_sub_ps(lambda, lambdaNormal), n));
       const V3x4 vr = relative();
       const V3x4 vt = sub(vr, scale(dot(vr, n), n));

@@ -387,6 +387,12 @@ SMASH_HD Vec3<T> quotient(const Vec3<T>& x, T d) {
   return Vec3<T>(quotient(x.x, d), quotient(x.y, d), quotient(x.z, d));
 }
 
+/// Whether a friction impulse is zero (either sign in each component).
+template <class T>
+SMASH_HD bool unloaded(const Vec3<T>& lambdaTangent) {
+  return lambdaTangent.x == T(0) && lambdaTangent.y == T(0) && lambdaTangent.z == T(0);
+}
+
 /// One contact's sequential impulse, the step every sweep takes (pairSweep, sweepOneSided): the
 /// normal impulse towards the target with the accumulated impulse kept ≥ 0, then friction within
 /// the Coulomb cone. `relative()` is the relative velocity at the contact now (a's minus b's),
@@ -398,6 +404,12 @@ template <class T, class Relative, class Apply>
 SMASH_HD void updateContact(PairContact<T>& s, T friction, const Relative& relative, const Apply& apply) {
   const T vn = glm::dot(relative(), s.normal);
   const T lambda = glm::max(s.lambdaNormal + (s.target - vn) * s.normalMass, T(0));
+  // A contact that carried nothing and still carries nothing — no normal impulse before or after,
+  // no friction impulse before — changes nothing: its normal impulse is 0 − 0, its friction limit
+  // μ·0 caps the friction at 0, so what the rest would apply is zero (±0: only the sign of a zero
+  // velocity component could differ). Most points within a resting body's margin hover (φ > 0)
+  // and are such; they skip the friction's square roots and divisions (issues 10 and 13).
+  if (lambda == T(0) && s.lambdaNormal == T(0) && unloaded(s.lambdaTangent)) return;
   apply((lambda - s.lambdaNormal) * s.normal);
   s.lambdaNormal = lambda;
   const Vec3<T> vr = relative();
