@@ -483,6 +483,31 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
       for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), xs[i], vs[i]);
       CHECK(std::memcmp(x.data(), xs.data(), count * sizeof(Float4)) == 0);
       CHECK(std::memcmp(v.data(), vs.data(), count * sizeof(Float4)) == 0);
+      // gatherContacts tests a plane in SSE (sse::Planes) and samples it in scalar only where a
+      // particle may be within the margin: the contacts of the scalar loop, bit for bit — here a
+      // plane through the body (about half its particles within), and (trial 3) a margin wider
+      // than the body (all of them).
+      ShapeData shape{};
+      shape.count = count;
+      shape.radius = 0.9f;
+      p.shapes = &shape;
+      p.rest = rest.data();
+      p.colliderCount = 1;
+      p.contactMargin = trial == 3 ? 2.0f : f(0, 0.05);
+      p.contactCapacity = count;
+      std::vector<ContactSlot> gathered(count), expected;
+      int kept = 0;
+      long long overflow = 0;
+      gatherContacts(p, b, b, gathered.data(), kept, overflow);
+      for (int i = 0; i < count; ++i) {
+        const V3 r = b.rotation * xyz(rest[i]);
+        const smash::SdfSample<float> s = smash::sdfCollider(colliders[0], b.centre + r);
+        if (s.phi < p.contactMargin) expected.push_back(colliderContact(r, i, 0, s));
+      }
+      CHECK(overflow == 0);
+      REQUIRE(kept == static_cast<int>(expected.size()));
+      if (trial == 3) CHECK(kept == count);
+      CHECK(std::memcmp(gathered.data(), expected.data(), expected.size() * sizeof(ContactSlot)) == 0);
     }
   }
 #else

@@ -84,8 +84,9 @@ SMASH_HD SdfSample<T> sdfCapsule(const Vec3<T>& x, const Vec3<T>& a, const Vec3<
   return sdfSphere(x, a + t * ab, radius);
 }
 
+/// sdfCollider for every collider but a plane (out of line on the host: sdfCollider).
 template <class T>
-SMASH_HD SdfSample<T> sdfCollider(const Collider<T>& c, const Vec3<T>& x) {
+SMASH_HD_NOINLINE SdfSample<T> sdfShapedCollider(const Collider<T>& c, const Vec3<T>& x) {
   switch (c.type) {
     case ColliderType::Plane:
       return sdfPlane(x, c.point, c.normal);
@@ -105,6 +106,16 @@ SMASH_HD SdfSample<T> sdfCollider(const Collider<T>& c, const Vec3<T>& x) {
     }
   }
   return {T(1), Vec3<T>(T(0), T(1), T(0))};
+}
+
+/// The signed distance and its gradient of collider c at x. A plane, the common ground, inline
+/// (one dot product: every particle of a resting body tests it, twice a step); the other shapes
+/// through one call, kept out of line on the host so that the particle loops around this stay
+/// small (measured: 19% of the resting benchmark's step was the call of the whole switch).
+template <class T>
+SMASH_HD SdfSample<T> sdfCollider(const Collider<T>& c, const Vec3<T>& x) {
+  if (c.type == ColliderType::Plane) return sdfPlane(x, c.point, c.normal);
+  return sdfShapedCollider(c, x);
 }
 
 /// How much a collider's φ may fall short of a 1-Lipschitz bound: analytic SDFs are exact; a

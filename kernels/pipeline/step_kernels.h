@@ -405,6 +405,67 @@ SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<
   return c;
 }
 
+#if SMASH_SSE_BODY_LOOPS
+// SSE helpers of the per-body particle loops (gatherContacts, sseBodySums, projectBody): each does
+// the scalar code's operations lane by lane in the same order, no FMA: the same bits.
+namespace sse {
+inline __m128 load(const Float4& f) { return _mm_load_ps(&f.x); }
+inline __m128 set(const V3& v) { return _mm_setr_ps(v.x, v.y, v.z, 0.0f); }
+template <int L>
+inline __m128 broadcast(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(L, L, L, L)); }
+inline __m128 yzx(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 0, 2, 1)); }
+inline __m128 zxy(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 1, 0, 2)); }
+/// glm::cross's lanes: x.y y.z − y.y x.z, x.z y.x − y.z x.x, x.x y.y − y.x x.y.
+inline __m128 cross(__m128 x, __m128 y) {
+  return _mm_sub_ps(_mm_mul_ps(yzx(x), zxy(y)), _mm_mul_ps(yzx(y), zxy(x)));
+}
+inline V3 xyz(__m128 a) {
+  alignas(16) float f[4];
+  _mm_store_ps(f, a);
+  return V3(f[0], f[1], f[2]);
+}
+inline __m128 xyzOnly(__m128 a) { return _mm_and_ps(a, _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0))); }
+/// sdfPlane's φ at x (lanes x, y, z) as glm's dot computes it, (d.x n.x + d.y n.y) + d.z n.z with
+/// d = x − point: the same bits.
+inline float planePhi(__m128 x, __m128 point, __m128 normal) {
+  const __m128 d = _mm_mul_ps(_mm_sub_ps(x, point), normal);
+  return _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(d, broadcast<1>(d)), _mm_movehl_ps(d, d)));
+}
+/// glm's R q for the rest offset q: (R₀ q.x + R₁ q.y) + R₂ q.z per row (w lane 0).
+inline __m128 rotate(__m128 c0, __m128 c1, __m128 c2, __m128 q) {
+  return xyzOnly(_mm_add_ps(_mm_add_ps(_mm_mul_ps(c0, broadcast<0>(q)), _mm_mul_ps(c1, broadcast<1>(q))),
+                            _mm_mul_ps(c2, broadcast<2>(q))));
+}
+/// The planes among `count` colliders, at most kPlanes of them, in SSE registers: `all` when
+/// every collider is one of them (then a particle that none of these holds within `below` is
+/// within no collider's, and skips the scalar test).
+struct Planes {
+  static constexpr int kPlanes = 4;
+  __m128 point[kPlanes], normal[kPlanes];
+  int count = 0;
+  bool all = true;
+  Planes(const Collider<float>* colliders, int n) {
+    for (int k = 0; k < n; ++k) {
+      if (colliders[k].type != ColliderType::Plane || count == kPlanes) {
+        all = false;
+        continue;
+      }
+      point[count] = set(colliders[k].point);
+      normal[count] = set(colliders[k].normal);
+      ++count;
+    }
+  }
+  /// Whether some plane has φ(x) < below (or a collider is not a plane: the caller tests it).
+  bool mayBeBelow(__m128 x, float below) const {
+    if (!all) return true;
+    for (int k = 0; k < count; ++k)
+      if (planePhi(x, point[k], normal[k]) < below) return true;
+    return false;
+  }
+};
+}  // namespace sse
+#endif
+
 /// The collider contacts of body b at its predicted pose, each particle swept from its place on
 /// `start`, the body at the step's start (math/swept.h).
 SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const BodyData& b,
@@ -414,7 +475,20 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const B
   for (int k = 0; k < p.colliderCount; ++k) {
     if (!maySweepInto(p.colliders[k], start, b, shape, p.contactMargin)) continue;
     const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
+#if SMASH_SSE_BODY_LOOPS
+    // A plane not swept: φ in SSE, the scalar sample only for a particle within the margin (the
+    // same bits: sse::planePhi, sse::rotate); most of a resting body's particles are not.
+    const bool plane = !swept && p.colliders[k].type == ColliderType::Plane;
+    const sse::Planes planes(p.colliders + k, plane ? 1 : 0);
+    const __m128 c0 = sse::set(b.rotation[0]), c1 = sse::set(b.rotation[1]), c2 = sse::set(b.rotation[2]);
+    const __m128 centre = sse::set(b.centre);
+#endif
     for (int i = 0; i < shape.count; ++i) {
+#if SMASH_SSE_BODY_LOOPS
+      if (plane && !planes.mayBeBelow(_mm_add_ps(centre, sse::rotate(c0, c1, c2, sse::load(p.rest[shape.restOffset + i]))),
+                                      p.contactMargin))
+        continue;
+#endif
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
       SdfSample<float> s = swept ? sweptColliderAt(p.colliders + k, p.rest + shape.restOffset, &start, i, b.centre + r)
                                  : sdfCollider(p.colliders[k], b.centre + r);
@@ -2466,24 +2540,6 @@ SMASH_HD MatchSums fusedBodySums(const StepParams& p, const BodyData& b, const F
 // parity and the SSE test in tests/test_world.cpp; the CPU builds compile with
 // -ffp-contract=off). Measured (perf annotate, docs/pipeline.md): the scalar loops kept 17 running
 // sums on the stack and did every component with its own instruction.
-namespace sse {
-inline __m128 load(const Float4& f) { return _mm_load_ps(&f.x); }
-inline __m128 set(const V3& v) { return _mm_setr_ps(v.x, v.y, v.z, 0.0f); }
-template <int L>
-inline __m128 broadcast(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(L, L, L, L)); }
-inline __m128 yzx(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 0, 2, 1)); }
-inline __m128 zxy(__m128 a) { return _mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 1, 0, 2)); }
-/// glm::cross's lanes: x.y y.z − y.y x.z, x.z y.x − y.z x.x, x.x y.y − y.x x.y.
-inline __m128 cross(__m128 x, __m128 y) {
-  return _mm_sub_ps(_mm_mul_ps(yzx(x), zxy(y)), _mm_mul_ps(yzx(y), zxy(x)));
-}
-inline V3 xyz(__m128 a) {
-  alignas(16) float f[4];
-  _mm_store_ps(f, a);
-  return V3(f[0], f[1], f[2]);
-}
-inline __m128 xyzOnly(__m128 a) { return _mm_and_ps(a, _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0))); }
-}  // namespace sse
 
 /// FusedBodyStep's matching sums with impulse contacts (or no collider within reach), chunk by
 /// chunk as the scalar loop sums them: integrateVelocity's v ← (v + h (g + 0/m)) · damping in
@@ -2492,6 +2548,7 @@ inline MatchSums sseBodySums(const StepParams& p, const BodyData& b, const Float
                              const Float4* v, int count) {
   const __m128 h = _mm_set1_ps(p.h), g = sse::set(p.gravity), zero = _mm_setzero_ps();
   const __m128 damping = _mm_set1_ps(p.linearDamping), centre = sse::set(b.centre);
+  const sse::Planes planes(p.colliders, p.colliderCount);
   MatchSums sums = zeroMatchSums();
   for (int first = 0; first < count; first += kMatchChunk) {
     __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
@@ -2501,7 +2558,10 @@ inline MatchSums sseBodySums(const StepParams& p, const BodyData& b, const Float
       const __m128 m = sse::broadcast<3>(r);
       __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), _mm_mul_ps(h, _mm_add_ps(g, _mm_div_ps(zero, m)))),
                              damping);
-      if (p.colliderCount > 0) vi = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(vi)));
+      // colliderResponses changes nothing where the particle is in no collider deeper than the
+      // slop: planes tested in SSE first (sse::Planes), the scalar responses only where one may be.
+      if (p.colliderCount > 0 && planes.mayBeBelow(sse::load(x[i]), -p.penetrationSlop))
+        vi = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(vi)));
       const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
       const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
       my = _mm_add_ps(my, myi);
