@@ -18,6 +18,8 @@
 #include "math/sleep.h"
 #include "math/watchdog.h"
 
+#include <cfloat>
+
 // x86-64 only (32-bit x86 may do scalar float in x87's wider registers); never under nvcc, whose
 // host and device passes both take the scalar loops (the host copy of FusedBodyStep in the CUDA
 // translation unit is then the scalar one: the same bits). The same condition as the contact
@@ -431,11 +433,6 @@ inline float planePhi(__m128 x, __m128 point, __m128 normal) {
   const __m128 d = _mm_mul_ps(_mm_sub_ps(x, point), normal);
   return _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(d, broadcast<1>(d)), _mm_movehl_ps(d, d)));
 }
-/// glm's R q for the rest offset q: (R₀ q.x + R₁ q.y) + R₂ q.z per row (w lane 0).
-inline __m128 rotate(__m128 c0, __m128 c1, __m128 c2, __m128 q) {
-  return xyzOnly(_mm_add_ps(_mm_add_ps(_mm_mul_ps(c0, broadcast<0>(q)), _mm_mul_ps(c1, broadcast<1>(q))),
-                            _mm_mul_ps(c2, broadcast<2>(q))));
-}
 /// The planes among `count` colliders, at most kPlanes of them, in SSE registers: `all` when
 /// every collider is one of them (then a particle that none of these holds within `below` is
 /// within no collider's, and skips the scalar test).
@@ -463,6 +460,28 @@ struct Planes {
     return false;
   }
 };
+/// Calls visit(i), in increasing i, for each particle i of a body (pose b, `count` rest offsets
+/// `rest`, bounding radius `radius`) that may lie below `below` from the plane `plane`, four at a
+/// time: φ(c + R qᵢ) = φ(c) + (Rᵀn)·qᵢ for any matrix R, and `slack` covers the float rounding
+/// of both sides (at most about 17 ε/2 (|c| + |p|) + 24 ε/2 r), so every particle the exact test
+/// keeps is visited; visit's exact test decides (the same contacts, in the same order).
+template <class Visit>
+inline void planeCandidates(const Collider<float>& plane, const BodyData& b, const Float4* rest, int count,
+                            float radius, float below, const Visit& visit) {
+  const V3 m = glm::transpose(b.rotation) * plane.normal;
+  const float phiCentre = glm::dot(b.centre - plane.point, plane.normal);
+  const float slack = 32.0f * FLT_EPSILON * (glm::length(b.centre) + glm::length(plane.point) + 2.0f * radius);
+  const __m128 limit = _mm_set1_ps(below - phiCentre + slack);
+  const __m128 mx = _mm_set1_ps(m.x), my = _mm_set1_ps(m.y), mz = _mm_set1_ps(m.z);
+  int i = 0;
+  for (; i + 4 <= count; i += 4) {
+    __m128 qx = load(rest[i]), qy = load(rest[i + 1]), qz = load(rest[i + 2]), qw = load(rest[i + 3]);
+    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+    const __m128 d = _mm_add_ps(_mm_add_ps(_mm_mul_ps(mx, qx), _mm_mul_ps(my, qy)), _mm_mul_ps(mz, qz));
+    for (int mask = _mm_movemask_ps(_mm_cmplt_ps(d, limit)); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
+  }
+  for (; i < count; ++i) visit(i);
+}
 }  // namespace sse
 #endif
 
@@ -475,27 +494,24 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const B
   for (int k = 0; k < p.colliderCount; ++k) {
     if (!maySweepInto(p.colliders[k], start, b, shape, p.contactMargin)) continue;
     const bool swept = maySweep(travel, colliderThickness(p.colliders[k]));
-#if SMASH_SSE_BODY_LOOPS
-    // A plane not swept: φ in SSE, the scalar sample only for a particle within the margin (the
-    // same bits: sse::planePhi, sse::rotate); most of a resting body's particles are not.
-    const bool plane = !swept && p.colliders[k].type == ColliderType::Plane;
-    const sse::Planes planes(p.colliders + k, plane ? 1 : 0);
-    const __m128 c0 = sse::set(b.rotation[0]), c1 = sse::set(b.rotation[1]), c2 = sse::set(b.rotation[2]);
-    const __m128 centre = sse::set(b.centre);
-#endif
-    for (int i = 0; i < shape.count; ++i) {
-#if SMASH_SSE_BODY_LOOPS
-      if (plane && !planes.mayBeBelow(_mm_add_ps(centre, sse::rotate(c0, c1, c2, sse::load(p.rest[shape.restOffset + i]))),
-                                      p.contactMargin))
-        continue;
-#endif
+    auto visit = [&](int i) {
       const V3 r = b.rotation * xyz(p.rest[shape.restOffset + i]);
       SdfSample<float> s = swept ? sweptColliderAt(p.colliders + k, p.rest + shape.restOffset, &start, i, b.centre + r)
                                  : sdfCollider(p.colliders[k], b.centre + r);
-      if (!(s.phi < p.contactMargin)) continue;
+      if (!(s.phi < p.contactMargin)) return;
       // Full: keep the deepest contacts, count what was dropped.
       if (keepDeepest(slots, count, p.contactCapacity, colliderContact(r, i, k, s), shape.radius)) ++overflow;
+    };
+#if SMASH_SSE_BODY_LOOPS
+    // A plane not swept: four particles at a time through a bound, the exact sample (visit) only
+    // for those that may be within the margin — most of a resting body's particles are not.
+    if (!swept && p.colliders[k].type == ColliderType::Plane) {
+      sse::planeCandidates(p.colliders[k], b, p.rest + shape.restOffset, shape.count, shape.radius, p.contactMargin,
+                           visit);
+      continue;
     }
+#endif
+    for (int i = 0; i < shape.count; ++i) visit(i);
   }
 }
 
