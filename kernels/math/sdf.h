@@ -84,7 +84,8 @@ SMASH_HD SdfSample<T> sdfCapsule(const Vec3<T>& x, const Vec3<T>& a, const Vec3<
   return sdfSphere(x, a + t * ab, radius);
 }
 
-/// sdfCollider for every collider but a plane (out of line on the host: sdfCollider).
+/// sdfCollider's switch over every shape (sdfCollider answers a plane itself; this, out of line
+/// on the host, the others).
 template <class T>
 SMASH_HD_NOINLINE SdfSample<T> sdfShapedCollider(const Collider<T>& c, const Vec3<T>& x) {
   switch (c.type) {
