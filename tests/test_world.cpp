@@ -441,7 +441,7 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
     return V3(x, y, z);
   };
   for (int count : {1, 31, 32, 33, 200, 3483}) {
-    for (int trial = 0; trial < 4; ++trial) {
+    for (int trial = 0; trial < 6; ++trial) {
       INFO("count " << count << ", trial " << trial);
       StepParams p;
       p.h = f(1e-4, 0.05);
@@ -453,16 +453,26 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
       b.rotation = M3(smash::rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(axis))));
       b.velocity = v3(-5, 5);
       b.angularVelocity = v3(-20, 20);
-      // Trials 2 and 3: a plane through the body and a sphere around part of it.
-      smash::Collider<float> colliders[2];
-      colliders[0].type = smash::ColliderType::Plane;
-      colliders[0].point = b.centre + v3(-0.1, 0.1);
-      colliders[0].normal = glm::normalize(v3(-1, 1));
-      colliders[1].type = smash::ColliderType::Sphere;
-      colliders[1].point = b.centre + v3(-0.3, 0.3);
-      colliders[1].radius = f(0.1, 0.4);
-      p.colliders = colliders;
-      p.colliderCount = trial < 2 ? 0 : trial - 1;
+      // Trials 2 and 3: a plane through the body and a sphere around part of it; 4 and 5: a
+      // turned box container whose walls cut through the body (points inside, near the walls and
+      // outside them), alone and with the plane.
+      smash::Collider<float> plane, sphere, container;
+      plane.type = smash::ColliderType::Plane;
+      plane.point = b.centre + v3(-0.1, 0.1);
+      plane.normal = glm::normalize(v3(-1, 1));
+      sphere.type = smash::ColliderType::Sphere;
+      sphere.point = b.centre + v3(-0.3, 0.3);
+      sphere.radius = f(0.1, 0.4);
+      container.type = smash::ColliderType::BoxContainer;
+      container.point = b.centre + v3(-0.2, 0.2);
+      container.halfExtents = v3(0.2, 0.6);
+      container.rotation = glm::quat(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(random.uniform3(-1, 1))));
+      std::vector<smash::Collider<float>> colliders;
+      if (trial == 2 || trial == 3 || trial == 5) colliders.push_back(plane);
+      if (trial == 3) colliders.push_back(sphere);
+      if (trial >= 4) colliders.push_back(container);
+      p.colliders = colliders.data();
+      p.colliderCount = static_cast<int>(colliders.size());
       p.penetrationSlop = trial == 2 ? 0.0f : 1e-3f;
       p.restitutionThreshold = f(0, 1);
       b.restitution = f(0, 1);
@@ -483,15 +493,18 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
       for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), xs[i], vs[i]);
       CHECK(std::memcmp(x.data(), xs.data(), count * sizeof(Float4)) == 0);
       CHECK(std::memcmp(v.data(), vs.data(), count * sizeof(Float4)) == 0);
-      // gatherContacts tests a plane in SSE (sse::Planes) and samples it in scalar only where a
-      // particle may be within the margin: the contacts of the scalar loop, bit for bit — here a
-      // plane through the body (about half its particles within), and (trial 3) a margin wider
-      // than the body (all of them).
+      // gatherContacts bounds a plane's or a container's φ four particles at a time
+      // (sse::planeCandidates, containerCandidates) and samples exactly only where a particle may
+      // be within the margin: the contacts of the scalar loop, bit for bit — here a plane through
+      // the body (about half its particles within), a margin wider than the body (trial 3: all of
+      // them), and the container (trials 4 and 5).
       ShapeData shape{};
       shape.count = count;
       shape.radius = 0.9f;
       p.shapes = &shape;
       p.rest = rest.data();
+      const smash::Collider<float>& gathered0 = trial >= 4 ? container : plane;
+      p.colliders = &gathered0;
       p.colliderCount = 1;
       p.contactMargin = trial == 3 ? 2.0f : f(0, 0.05);
       p.contactCapacity = count;
@@ -501,7 +514,7 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
       gatherContacts(p, b, b, gathered.data(), kept, overflow);
       for (int i = 0; i < count; ++i) {
         const V3 r = b.rotation * xyz(rest[i]);
-        const smash::SdfSample<float> s = smash::sdfCollider(colliders[0], b.centre + r);
+        const smash::SdfSample<float> s = smash::sdfCollider(gathered0, b.centre + r);
         if (s.phi < p.contactMargin) expected.push_back(colliderContact(r, i, 0, s));
       }
       CHECK(overflow == 0);

@@ -433,30 +433,59 @@ inline float planePhi(__m128 x, __m128 point, __m128 normal) {
   const __m128 d = _mm_mul_ps(_mm_sub_ps(x, point), normal);
   return _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(d, broadcast<1>(d)), _mm_movehl_ps(d, d)));
 }
-/// The planes among `count` colliders, at most kPlanes of them, in SSE registers: `all` when
-/// every collider is one of them (then a particle that none of these holds within `below` is
-/// within no collider's, and skips the scalar test).
+/// The slack of a bound on a box container's φ (Planes::mayBeBelow, containerCandidates) against
+/// sdfBox's: over the float rounding of both sides, about 15 ε/2 (|p| + |h| + reach) each, taken
+/// twice over — p and h the container's centre and half extents; a point the bound keeps out is
+/// inside, within |p| + |h| of the origin, and `reach` bounds what else the bound's sums hold (the
+/// gather's body centre and lever arms; 0 for a particle's own position).
+inline float containerSlack(const Collider<float>& c, float reach) {
+  return 32.0f * FLT_EPSILON * (glm::length(c.point) + glm::length(c.halfExtents) + reach);
+}
+/// The planes and box containers among `count` colliders (at most kPlanes and kBoxes of them), in
+/// SSE registers: `all` when every collider is one of them (then a particle that none of these
+/// may hold below `below` is below no collider's, and skips the scalar test).
 struct Planes {
-  static constexpr int kPlanes = 4;
+  static constexpr int kPlanes = 4, kBoxes = 2;
   __m128 point[kPlanes], normal[kPlanes];
-  int count = 0;
+  __m128 boxCentre[kBoxes], boxRow[kBoxes][3], boxHalf[kBoxes];
+  float boxSlack[kBoxes];
+  int count = 0, boxes = 0;
   bool all = true;
   Planes(const Collider<float>* colliders, int n) {
     for (int k = 0; k < n; ++k) {
-      if (colliders[k].type != ColliderType::Plane || count == kPlanes) {
+      if (colliders[k].type == ColliderType::Plane && count < kPlanes) {
+        point[count] = set(colliders[k].point);
+        normal[count] = set(colliders[k].normal);
+        ++count;
+      } else if (colliders[k].type == ColliderType::BoxContainer && boxes < kBoxes) {
+        const M3 r = glm::transpose(rotationMatrix(colliders[k].rotation));  // world → box: its rows
+        boxCentre[boxes] = set(colliders[k].point);
+        for (int j = 0; j < 3; ++j) boxRow[boxes][j] = set(r[j]);
+        boxHalf[boxes] = set(colliders[k].halfExtents);
+        boxSlack[boxes] = containerSlack(colliders[k], 0.0f);
+        ++boxes;
+      } else {
         all = false;
-        continue;
       }
-      point[count] = set(colliders[k].point);
-      normal[count] = set(colliders[k].normal);
-      ++count;
     }
   }
-  /// Whether some plane has φ(x) < below (or a collider is not a plane: the caller tests it).
+  /// Whether some plane has φ(x) < below (sdfPlane's φ, as glm's dot computes it: the same bits
+  /// as the scalar test), or x may lie within a container's slack of its walls or outside them
+  /// (then its φ may be below any `below` ≤ 0), or a collider is neither: the caller tests it.
   bool mayBeBelow(__m128 x, float below) const {
     if (!all) return true;
     for (int k = 0; k < count; ++k)
       if (planePhi(x, point[k], normal[k]) < below) return true;
+    for (int k = 0; k < boxes; ++k) {
+      const __m128 d = _mm_sub_ps(x, boxCentre[k]);
+      // The local coordinates (Rᵀ d), the wall distances h − |l|, their least (lanes x, y, z).
+      const __m128 l = _mm_add_ps(_mm_add_ps(_mm_mul_ps(boxRow[k][0], broadcast<0>(d)),
+                                             _mm_mul_ps(boxRow[k][1], broadcast<1>(d))),
+                                  _mm_mul_ps(boxRow[k][2], broadcast<2>(d)));
+      const __m128 wall = _mm_sub_ps(boxHalf[k], _mm_andnot_ps(_mm_set1_ps(-0.0f), l));
+      const float least = _mm_cvtss_f32(_mm_min_ss(_mm_min_ss(wall, broadcast<1>(wall)), _mm_movehl_ps(wall, wall)));
+      if (!(least >= (below > 0.0f ? below : 0.0f) + boxSlack[k])) return true;
+    }
     return false;
   }
 };
@@ -479,6 +508,40 @@ inline void planeCandidates(const Collider<float>& plane, const BodyData& b, con
     _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
     const __m128 d = _mm_add_ps(_mm_add_ps(_mm_mul_ps(mx, qx), _mm_mul_ps(my, qy)), _mm_mul_ps(mz, qz));
     for (int mask = _mm_movemask_ps(_mm_cmplt_ps(d, limit)); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
+  }
+  for (; i < count; ++i) visit(i);
+}
+/// planeCandidates for a box container: a particle may lie below `below` (> 0) only where its
+/// least wall distance min_j (h_j − |l_j|) is below it, l = Cᵀ(c + R q − p) = l₀ + (RᵀC)ᵀ q in
+/// the container's frame C (inside, φ is that least distance; outside, φ < 0 and some h_j − |l_j|
+/// is negative): four particles at a time, with the slack of containerSlack.
+template <class Visit>
+inline void containerCandidates(const Collider<float>& box, const BodyData& b, const Float4* rest, int count,
+                                float radius, float below, const Visit& visit) {
+  const M3 toBox = glm::transpose(rotationMatrix(box.rotation));
+  const V3 l0 = toBox * (b.centre - box.point);
+  const M3 m = toBox * b.rotation;  // row j: the body-frame direction of the container's axis j
+  const __m128 limit =
+      _mm_set1_ps(below + containerSlack(box, glm::length(b.centre) + glm::length(box.point) + 2.0f * radius));
+  __m128 row[3][3], origin[3], half[3];
+  for (int j = 0; j < 3; ++j) {
+    for (int k = 0; k < 3; ++k) row[j][k] = _mm_set1_ps(m[k][j]);
+    origin[j] = _mm_set1_ps(l0[j]);
+    half[j] = _mm_set1_ps(box.halfExtents[j]);
+  }
+  const __m128 sign = _mm_set1_ps(-0.0f);
+  int i = 0;
+  for (; i + 4 <= count; i += 4) {
+    __m128 qx = load(rest[i]), qy = load(rest[i + 1]), qz = load(rest[i + 2]), qw = load(rest[i + 3]);
+    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+    __m128 least = _mm_set1_ps(FLT_MAX);
+    for (int j = 0; j < 3; ++j) {
+      const __m128 l = _mm_add_ps(origin[j], _mm_add_ps(_mm_add_ps(_mm_mul_ps(row[j][0], qx), _mm_mul_ps(row[j][1], qy)),
+                                                        _mm_mul_ps(row[j][2], qz)));
+      least = _mm_min_ps(least, _mm_sub_ps(half[j], _mm_andnot_ps(sign, l)));
+    }
+    // Not (least ≥ limit): a NaN pose visits, and the exact test rejects it as the scalar loop does.
+    for (int mask = _mm_movemask_ps(_mm_cmpnge_ps(least, limit)); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
   }
   for (; i < count; ++i) visit(i);
 }
@@ -508,6 +571,11 @@ SMASH_HD void gatherContacts(const StepParams& p, const BodyData& start, const B
     if (!swept && p.colliders[k].type == ColliderType::Plane) {
       sse::planeCandidates(p.colliders[k], b, p.rest + shape.restOffset, shape.count, shape.radius, p.contactMargin,
                            visit);
+      continue;
+    }
+    if (!swept && p.colliders[k].type == ColliderType::BoxContainer && p.contactMargin > 0.0f) {
+      sse::containerCandidates(p.colliders[k], b, p.rest + shape.restOffset, shape.count, shape.radius,
+                               p.contactMargin, visit);
       continue;
     }
 #endif
