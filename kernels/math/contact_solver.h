@@ -407,8 +407,10 @@ SMASH_HD void updateContact(PairContact<T>& s, T friction, const Relative& relat
   // A contact that carried nothing and still carries nothing — no normal impulse before or after,
   // no friction impulse before — changes nothing: its normal impulse is 0 − 0, its friction limit
   // μ·0 caps the friction at 0, so what the rest would apply is zero (±0: only the sign of a zero
-  // velocity component could differ). Most points within a resting body's margin hover (φ > 0)
-  // and are such; they skip the friction's square roots and divisions (issues 10 and 13).
+  // velocity component could differ; with a finite friction coefficient and no overflow — an
+  // infinite μ made the limit NaN and let an unloaded contact take friction, which this no longer
+  // does). Most points within a resting body's margin hover (φ > 0) and are such; they skip the
+  // friction's square roots and divisions (issues 10 and 13).
   if (lambda == T(0) && s.lambdaNormal == T(0) && unloaded(s.lambdaTangent)) return;
   apply((lambda - s.lambdaNormal) * s.normal);
   s.lambdaNormal = lambda;

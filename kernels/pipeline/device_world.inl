@@ -702,14 +702,21 @@ class DeviceWorld final : public World {
     launch("ColorCounts", kPairColors + 1, ColorCounts{colors}, (kPairColors + 1) * 12.0);
     // A round reads every touching pair's points and its bodies once (the colours split them),
     // and every body in a pair its collider contacts; the chain is a pair's sweeps. The census
-    // counts CUDA's shape: every colour over the pair slots; the overflow in one thread, its
-    // pairs' sweeps one after another.
+    // counts CUDA's shape: every colour over the pair slots, a colour's share of the pairs' bytes
+    // and, where it has pairs, one pair's sweeps as its chain (an empty colour's threads return at
+    // once); the overflow in one thread, its pairs' sweeps one after another.
     const double overflowPairs = census_ ? censusRead(colors.count + kOverflowColor) : 0;
+    double colorPairs[kPairColors] = {};
+    if (census_)
+      for (int c = 0; c < kPairColors; ++c) colorPairs[c] = censusRead(colors.count + c);
     for (int it = 0; it < rounds; ++it) {
-      for (int c = 0; c < kPairColors; ++c)
+      for (int c = 0; c < kPairColors; ++c) {
+        const double share = pairs > 0 ? colorPairs[c] / pairs : 0.0;
         launchSpans("SweepPairColor", census_ ? slots : System::passWidth(colors.count + c, slots), kColorSpan,
                     SweepPairColorKernel{p, colors.start, colors.order, c},
-                    (pairs * (12 + 4 * BD) + 2 * pairContacts * PC) / kPairColors, mostPairContacts * scene_.solver.pairSweeps);
+                    share * (pairs * (12 + 4 * BD) + 2 * pairContacts * PC),
+                    colorPairs[c] > 0 ? mostPairContacts * scene_.solver.pairSweeps : 0.0);
+      }
       launch("SweepPairOverflow", 1, SweepPairOverflow{p, colors.start, colors.order}, 8.0 + overflowPairs * (8 + 4 * BD),
              overflowPairs * mostPairContacts * scene_.solver.pairSweeps);
       launch("SweepCollidersInPlace", nb, SweepCollidersInPlace{p}, nb * (2 * BD + 8));

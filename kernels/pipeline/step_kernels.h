@@ -438,6 +438,8 @@ inline float planePhi(__m128 x, __m128 point, __m128 normal) {
 /// twice over — p and h the container's centre and half extents; a point the bound keeps out is
 /// inside, within |p| + |h| of the origin, and `reach` bounds what else the bound's sums hold (the
 /// gather's body centre and lever arms; 0 for a particle's own position).
+/// The container's quaternion is taken as unit (the scene normalises it: a unit quaternion's
+/// rounding, about 2 ε, is within the slack).
 inline float containerSlack(const Collider<float>& c, float reach) {
   return 32.0f * FLT_EPSILON * (glm::length(c.point) + glm::length(c.halfExtents) + reach);
 }
@@ -540,7 +542,8 @@ inline void containerCandidates(const Collider<float>& box, const BodyData& b, c
                                                         _mm_mul_ps(row[j][2], qz)));
       least = _mm_min_ps(least, _mm_sub_ps(half[j], _mm_andnot_ps(sign, l)));
     }
-    // Not (least ≥ limit): a NaN pose visits, and the exact test rejects it as the scalar loop does.
+    // Not (least ≥ limit): a particle whose walls are NaN in every axis visits (min may pass a
+    // finite wall over a NaN one; the exact test rejects a NaN pose as the scalar loop does).
     for (int mask = _mm_movemask_ps(_mm_cmpnge_ps(least, limit)); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
   }
   for (; i < count; ++i) visit(i);
