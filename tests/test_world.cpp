@@ -520,7 +520,8 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
       CHECK(overflow == 0);
       REQUIRE(kept == static_cast<int>(expected.size()));
       if (trial == 3) CHECK(kept == count);
-      CHECK(std::memcmp(gathered.data(), expected.data(), expected.size() * sizeof(ContactSlot)) == 0);
+      if (!expected.empty())  // (memcmp of an empty vector's null data is undefined)
+        CHECK(std::memcmp(gathered.data(), expected.data(), expected.size() * sizeof(ContactSlot)) == 0);
     }
   }
 #else
