@@ -491,6 +491,19 @@ struct Planes {
     return false;
   }
 };
+/// Calls visit(i), in increasing i, for each of `count` rest offsets whose lane `lanes(qx, qy, qz)`
+/// sets (a movemask; the coordinates of four offsets, one to a lane), and for every offset past
+/// the last four: the bounds' loop (planeCandidates, containerCandidates).
+template <class Visit, class Lanes>
+inline void visitFours(const Float4* rest, int count, const Visit& visit, const Lanes& lanes) {
+  int i = 0;
+  for (; i + 4 <= count; i += 4) {
+    __m128 qx = load(rest[i]), qy = load(rest[i + 1]), qz = load(rest[i + 2]), qw = load(rest[i + 3]);
+    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+    for (int mask = lanes(qx, qy, qz); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
+  }
+  for (; i < count; ++i) visit(i);
+}
 /// Calls visit(i), in increasing i, for each particle i of a body (pose b, `count` rest offsets
 /// `rest`, bounding radius `radius`) that may lie below `below` from the plane `plane`, four at a
 /// time: φ(c + R qᵢ) = φ(c) + (Rᵀn)·qᵢ for any matrix R, and `slack` covers the float rounding
@@ -504,14 +517,10 @@ inline void planeCandidates(const Collider<float>& plane, const BodyData& b, con
   const float slack = 32.0f * FLT_EPSILON * (glm::length(b.centre) + glm::length(plane.point) + 2.0f * radius);
   const __m128 limit = _mm_set1_ps(below - phiCentre + slack);
   const __m128 mx = _mm_set1_ps(m.x), my = _mm_set1_ps(m.y), mz = _mm_set1_ps(m.z);
-  int i = 0;
-  for (; i + 4 <= count; i += 4) {
-    __m128 qx = load(rest[i]), qy = load(rest[i + 1]), qz = load(rest[i + 2]), qw = load(rest[i + 3]);
-    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+  visitFours(rest, count, visit, [&](__m128 qx, __m128 qy, __m128 qz) {
     const __m128 d = _mm_add_ps(_mm_add_ps(_mm_mul_ps(mx, qx), _mm_mul_ps(my, qy)), _mm_mul_ps(mz, qz));
-    for (int mask = _mm_movemask_ps(_mm_cmplt_ps(d, limit)); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
-  }
-  for (; i < count; ++i) visit(i);
+    return _mm_movemask_ps(_mm_cmplt_ps(d, limit));
+  });
 }
 /// planeCandidates for a box container: a particle may lie below `below` (> 0) only where its
 /// least wall distance min_j (h_j − |l_j|) is below it, l = Cᵀ(c + R q − p) = l₀ + (RᵀC)ᵀ q in
@@ -532,10 +541,7 @@ inline void containerCandidates(const Collider<float>& box, const BodyData& b, c
     half[j] = _mm_set1_ps(box.halfExtents[j]);
   }
   const __m128 sign = _mm_set1_ps(-0.0f);
-  int i = 0;
-  for (; i + 4 <= count; i += 4) {
-    __m128 qx = load(rest[i]), qy = load(rest[i + 1]), qz = load(rest[i + 2]), qw = load(rest[i + 3]);
-    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+  visitFours(rest, count, visit, [&](__m128 qx, __m128 qy, __m128 qz) {
     __m128 least = _mm_set1_ps(FLT_MAX);
     for (int j = 0; j < 3; ++j) {
       const __m128 l = _mm_add_ps(origin[j], _mm_add_ps(_mm_add_ps(_mm_mul_ps(row[j][0], qx), _mm_mul_ps(row[j][1], qy)),
@@ -544,9 +550,8 @@ inline void containerCandidates(const Collider<float>& box, const BodyData& b, c
     }
     // Not (least ≥ limit): a particle whose walls are NaN in every axis visits (min may pass a
     // finite wall over a NaN one; the exact test rejects a NaN pose as the scalar loop does).
-    for (int mask = _mm_movemask_ps(_mm_cmpnge_ps(least, limit)); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
-  }
-  for (; i < count; ++i) visit(i);
+    return _mm_movemask_ps(_mm_cmpnge_ps(least, limit));
+  });
 }
 }  // namespace sse
 #endif
