@@ -433,7 +433,7 @@ inline float planePhi(__m128 x, __m128 point, __m128 normal) {
   const __m128 d = _mm_mul_ps(_mm_sub_ps(x, point), normal);
   return _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(d, broadcast<1>(d)), _mm_movehl_ps(d, d)));
 }
-/// The slack of a bound on a box container's φ (Planes::mayBeBelow, containerCandidates) against
+/// The slack of a bound on a box container's φ (Planes::mayBeDeeper, containerCandidates) against
 /// sdfBox's: over the float rounding of both sides, about 15 ε/2 (|p| + |h| + reach) each, taken
 /// twice over — p and h the container's centre and half extents; a point the bound keeps out is
 /// inside, within |p| + |h| of the origin, and `reach` bounds what else the bound's sums hold (the
@@ -444,8 +444,8 @@ inline float containerSlack(const Collider<float>& c, float reach) {
   return 32.0f * FLT_EPSILON * (glm::length(c.point) + glm::length(c.halfExtents) + reach);
 }
 /// The planes and box containers among `count` colliders (at most kPlanes and kBoxes of them), in
-/// SSE registers: `all` when every collider is one of them (then a particle that none of these
-/// may hold below `below` is below no collider's, and skips the scalar test).
+/// SSE registers: `all` when every collider is one of them (then a particle none of these may
+/// hold deeper than the slop is in no collider that deep, and skips the scalar test).
 struct Planes {
   static constexpr int kPlanes = 4, kBoxes = 2;
   __m128 point[kPlanes], normal[kPlanes];
@@ -471,13 +471,14 @@ struct Planes {
       }
     }
   }
-  /// Whether some plane has φ(x) < below (sdfPlane's φ, as glm's dot computes it: the same bits
-  /// as the scalar test), or x may lie within a container's slack of its walls or outside them
-  /// (then its φ may be below any `below` ≤ 0), or a collider is neither: the caller tests it.
-  bool mayBeBelow(__m128 x, float below) const {
+  /// Whether x may be deeper than `slop` (≥ 0) in some collider: a plane's φ(x) < −slop (sdfPlane's
+  /// φ, as glm's dot computes it: the same bits as the scalar test), or x within a container's
+  /// slack of its walls or outside them (its φ may then be anything ≤ 0), or a collider is neither:
+  /// the caller tests it.
+  bool mayBeDeeper(__m128 x, float slop) const {
     if (!all) return true;
     for (int k = 0; k < count; ++k)
-      if (planePhi(x, point[k], normal[k]) < below) return true;
+      if (planePhi(x, point[k], normal[k]) < -slop) return true;
     for (int k = 0; k < boxes; ++k) {
       const __m128 d = _mm_sub_ps(x, boxCentre[k]);
       // The local coordinates (Rᵀ d), the wall distances h − |l|, their least (lanes x, y, z).
@@ -486,7 +487,7 @@ struct Planes {
                                   _mm_mul_ps(boxRow[k][2], broadcast<2>(d)));
       const __m128 wall = _mm_sub_ps(boxHalf[k], _mm_andnot_ps(_mm_set1_ps(-0.0f), l));
       const float least = _mm_cvtss_f32(_mm_min_ss(_mm_min_ss(wall, broadcast<1>(wall)), _mm_movehl_ps(wall, wall)));
-      if (!(least >= (below > 0.0f ? below : 0.0f) + boxSlack[k])) return true;
+      if (!(least >= boxSlack[k])) return true;
     }
     return false;
   }
@@ -1980,7 +1981,7 @@ struct SweepPairColor {
 
 #if SMASH_CONTACT_LANES
 /// SweepPairColor on x86-64 CPUs: a call takes kColorSpan of the colour's pairs and sweeps them
-/// four at a time, one to an SSE lane (math/contact_packed.h: the same bits as sweepPairInPlace one
+/// four at a time, one to an SSE lane (math/contact_lanes.h: the same bits as sweepPairInPlace one
 /// pair at a time — the colour's pairs share no awake body, so no lane reads what another writes).
 /// A type of its own, as SweepPairSpans.
 struct SweepPairColorSpans {
@@ -2652,7 +2653,7 @@ inline MatchSums sseBodySums(const StepParams& p, const BodyData& b, const Float
                              damping);
       // colliderResponses changes nothing where the particle is in no collider deeper than the
       // slop: planes tested in SSE first (sse::Planes), the scalar responses only where one may be.
-      if (p.colliderCount > 0 && planes.mayBeBelow(sse::load(x[i]), -p.penetrationSlop))
+      if (p.colliderCount > 0 && planes.mayBeDeeper(sse::load(x[i]), p.penetrationSlop))
         vi = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(vi)));
       const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
       const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
