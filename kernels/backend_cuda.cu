@@ -111,6 +111,8 @@ struct CudaSystem {
 
   /// Device memory: never read in a step; a pass runs over the slots provisioned.
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
+  /// The per-body strategy (the CPU layout; CUDA's default is per particle) is not split.
+  static int workers() { return 1; }
 
   template <class Body>
   static void runStep(Context& context, Body&& launches, bool fixedSequence, int variant) {

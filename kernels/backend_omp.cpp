@@ -1,4 +1,5 @@
 // OMP backend: Thrust's OpenMP host system, the default CPU backend.
+#include <omp.h>
 #include <thrust/system/omp/execution_policy.h>
 #include <thrust/system/omp/vector.h>
 
@@ -19,6 +20,16 @@ struct OmpSystem : HostAlgorithms {
   /// serial system's slot-wide passes; test_determinism.cpp).
   static int passWidth(const long long* count, int provisioned) {
     return static_cast<int>(*count < provisioned ? *count : provisioned);
+  }
+  static int workers() { return omp_get_max_threads(); }
+  /// One element runs on the calling thread: waking the team for it costs more than it does
+  /// (a step's AdvanceStep; a lone body's own part between its split loops).
+  template <class Policy, class F>
+  static void forEach(Policy&& policy, Context& context, int count, const F& f) {
+    if (count == 1)
+      f(0);
+    else
+      HostAlgorithms::forEach(policy, context, count, f);
   }
 };
 }  // namespace

@@ -428,10 +428,82 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
   }
 }
 
+namespace {
+
+/// An environment variable set for a scope.
+struct ScopedEnvironment {
+  const char* name;
+  ScopedEnvironment(const char* n, const char* value) : name(n) { setenv(name, value, 1); }
+  ~ScopedEnvironment() { unsetenv(name); }
+};
+
+bool launched(const World& world, const std::string& kernel) {
+  for (const LaunchRecord& r : world.census().launches)
+    if (r.kernel == kernel) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("world: a body's particle loops split over threads compute the same step", "[world][determinism]") {
+  // With fewer bodies than threads the per-body layout splits each body's particle loops over
+  // blocks of its chunks (step_kernels.h FusedBlockSums, FusedBodySettle, FusedBlockProject).
+  // SMASH_SPLIT_BODIES_BELOW splits every body here, on the OpenMP system (threads) and the
+  // serial one: the saved state must be the whole per-body step's to the bit — both methods,
+  // contact-buffer overflow, a mesh collider, the lab, body contacts (the projection after the
+  // body–body phase) and bodies falling asleep.
+  auto compare = [](const Scene& scene, int steps) {
+    for (Backend backend : {Backend::Omp, Backend::Cpp}) {
+      INFO(backendName(backend));
+      auto whole = World::create(backend, scene, StepStrategy::PerBody);
+      std::unique_ptr<World> split;
+      {
+        ScopedEnvironment every("SMASH_SPLIT_BODIES_BELOW", "1000000");
+        split = World::create(backend, scene, StepStrategy::PerBody);
+      }
+      split->setCensus(true);
+      for (int n = 0; n < steps; ++n) {
+        whole->step();
+        split->step();
+      }
+      CHECK(launched(*split, "FusedBodySettle"));
+      CHECK(launched(*split, "FusedBlockProject"));
+      const bool same = whole->saveState() == split->saveState();  // (megabytes to print)
+      CHECK(same);
+    }
+  };
+  for (Method method : {Method::ShapeMatching, Method::Impulse})
+    for (int capacity : {64, 3}) {
+      INFO(methodName(method) << ", max_contacts_per_body " << capacity);
+      Scene scene = test::parityScene(shapesFor(kCases[3], 11), 1000, 11, method);
+      scene.solver.maxContactsPerBody = capacity;
+      compare(scene, 100);
+    }
+  for (const char* file : {"bowl.json", "lab_bunny.json"}) {
+    INFO(file);
+    Scene scene = loadScene(test::sourcePath(std::string("scenes/") + file));
+    scene.solver.bodyContacts = false;
+    compare(scene, 120);
+  }
+  {
+    INFO("pile_100");
+    compare(loadScene(test::sourcePath("scenes/pile_100.json")), 150);
+  }
+  for (const char* file : {"box_stack.json", "lab_bunny.json"}) {
+    INFO(file << ", until asleep");
+    compare(loadScene(test::sourcePath(std::string("scenes/") + file)), 600);
+  }
+  // A setting that is not a count is refused, naming the variable.
+  ScopedEnvironment bad("SMASH_SPLIT_BODIES_BELOW", "two");
+  const Scene scene = test::parityScene(shapesFor(kCases[3], 11), 1000, 11, Method::ShapeMatching);
+  CHECK_THROWS_WITH(World::create(Backend::Omp, scene, StepStrategy::PerBody),
+                    Catch::Contains("SMASH_SPLIT_BODIES_BELOW"));
+}
+
 TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world][determinism]") {
 #if SMASH_SSE_BODY_LOOPS
   // FusedBodyStep on x86-64 sums (with impulse contacts) and projects a body four floats at a
-  // time (step_kernels.h sseBodySums, projectBody); each lane must do what the scalar code does,
+  // time (step_kernels.h sseChunkSums, projectBody); each lane must do what the scalar code does,
   // with particles inside colliders (their impulse response) and without colliders.
   using namespace smash::pipeline;
   smash::Random random(20261126);
@@ -485,9 +557,11 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
         if (i % 7 == 3) v[i].x = -0.0f;  // signed zeros: x + h·(±0) keeps or drops the sign
         if (i % 11 == 5) v[i].y = 0.0f;
       }
-      const MatchSums sse = sseBodySums(p, b, rest.data(), x.data(), v.data(), count);
-      const MatchSums scalar = fusedBodySums(p, b, rest.data(), x.data(), v.data(), count);
-      CHECK(std::memcmp(&sse, &scalar, sizeof(MatchSums)) == 0);
+      std::vector<MatchSums> sse, scalar;  // chunk by chunk
+      sseChunkSums(p, b, rest.data(), x.data(), v.data(), 0, count, [&](const MatchSums& s) { sse.push_back(s); });
+      fusedChunkSums(p, b, rest.data(), x.data(), v.data(), 0, count, [&](const MatchSums& s) { scalar.push_back(s); });
+      REQUIRE(sse.size() == scalar.size());
+      CHECK((sse.empty() || std::memcmp(sse.data(), scalar.data(), sse.size() * sizeof(MatchSums)) == 0));
       std::vector<Float4> xs = x, vs = v;
       projectBody(b, rest.data(), x.data(), v.data(), count);
       for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), xs[i], vs[i]);

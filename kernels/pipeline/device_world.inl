@@ -13,8 +13,10 @@
 // after the first step.
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <cmath>
 #include <algorithm>
@@ -109,6 +111,9 @@ class DeviceWorld final : public World {
     // Every buffer gets its size from describeBuffers, which the memory estimate reads too.
     const BufferSizes sizes = sizesOf(scene, strategy_);
     wideColliderContacts_ = sizes.wideColliderContacts;
+    // Fewer bodies than threads: the per-body step's particle loops split over blocks of a body's
+    // chunks (step_kernels.h FusedBlockSums), the same bits.
+    splitBodies_ = strategy_ == StepStrategy::PerBody && static_cast<int>(sizes.bodies) < splitBelow();
     bodyContacts_ = sizes.bodyContacts;
     pairCapacity_ = static_cast<long long>(sizes.pairCapacity);
     describeBuffers(sizes, [this](auto member, std::size_t count, std::size_t) { (this->*member).resize(count); });
@@ -512,14 +517,33 @@ class DeviceWorld final : public World {
         record("copy bodies (step start)", 1, nb, 2 * nb * BD);
       });
     if (strategy_ == StepStrategy::PerBody) {
-      // One thread per body for the whole step: reads x, v and writes x, v of its particles.
-      stage(kBodies, [&] {
-        launch("FusedBodyStep", nb, FusedBodyStep{p, shapeMatching}, n * 64.0 + nb * 2 * BD, 3.0 * n / nb);
-      });
-      if (bodyContacts_) {
-        bodyContactPhase();
-        stage(kProject, [&] { launch("ProjectBodies", nb, ProjectBodies{params()}, n * 32.0 + nb * BD, double(n) / nb); });
+      const FusedBodyStep fused{p, shapeMatching};
+      const int blocks = (static_cast<int>(chunks) + kBlockChunks - 1) / kBlockChunks;
+      const double blockParticles = kBlockChunks * kMatchChunk;
+      if (splitBodies_) {
+        // The same step with its particle loops over blocks of a body's chunks: the sums (x, v
+        // read, a chunk's sums written), the body's own part, the projection (x, v written).
+        stage(kBodies, [&] {
+          if (shapeMatching)
+            launch("FusedBlockSums", blocks, FusedBlockSums{fused, static_cast<int>(chunks)},
+                   n * 32.0 + chunks * sizeof(MatchSums) + nb * BD, blockParticles);
+          launch("FusedBodySettle", nb, FusedBodySettle{fused}, chunks * sizeof(MatchSums) + nb * 2 * BD,
+                 double(chunks) / nb);
+        });
+      } else {
+        // One thread per body for the whole step: reads x, v and writes x, v of its particles.
+        stage(kBodies, [&] {
+          launch("FusedBodyStep", nb, fused, n * 64.0 + nb * 2 * BD, 3.0 * n / nb);
+        });
       }
+      if (bodyContacts_) bodyContactPhase();
+      if (splitBodies_)
+        stage(kProject, [&] {
+          launch("FusedBlockProject", blocks, FusedBlockProject{{params(), shapeMatching}, static_cast<int>(chunks)},
+                 n * 32.0 + nb * BD, blockParticles);
+        });
+      else if (bodyContacts_)
+        stage(kProject, [&] { launch("ProjectBodies", nb, ProjectBodies{params()}, n * 32.0 + nb * BD, double(n) / nb); });
       keepContacts();
       return;
     }
@@ -1652,6 +1676,20 @@ class DeviceWorld final : public World {
   Vector<long long> incidentStep_;
   Vector<int> incidentKind_;
   Vector<float> grids_;
+  // the per-body strategy's particle loops split over blocks of chunks (fewer bodies than threads)
+  bool splitBodies_ = false;
+  /// Bodies below which the per-body step splits: the system's threads, or
+  /// SMASH_SPLIT_BODIES_BELOW (docs/cli.md; the tests split every body with it).
+  static int splitBelow() {
+    const char* setting = std::getenv("SMASH_SPLIT_BODIES_BELOW");
+    if (!setting || !*setting) return System::workers();
+    char* end = nullptr;
+    errno = 0;
+    const long below = std::strtol(setting, &end, 10);
+    if (*end || errno || below < 0 || below > 1L << 30)
+      throw InputError("SMASH_SPLIT_BODIES_BELOW: '" + quoteToken(setting) + "' is not a whole number from 0 to 2^30");
+    return static_cast<int>(below);
+  }
   // collider contacts, wide
   bool wideColliderContacts_ = false;
   Vector<int> bodyNear_, chunkContactCount_, chunkContactOffset_, pushGate_, pushDone_, pushMoved_;

@@ -17,6 +17,8 @@
 //                                                 the provisioned slots (CUDA's shape: nothing
 //                                                 read), or where the count lies in host memory
 //                                                 and the system opts in, the count itself
+//   workers()                                     threads a launch spreads over (the per-body
+//                                                 step splits a body's loops below as many bodies)
 //   synchronize()                                 waits for queued device work
 //   Context, onStream(policy, context)            per-world state (CUDA: a stream), the policy on it
 //   runStep(context, launches, fixedSequence, variant)  one step's launches (CUDA: a CUDA graph
@@ -59,6 +61,8 @@ struct HostAlgorithms {
   /// The CUDA shape: as many threads as slots, those past the count doing nothing. The serial
   /// system keeps it, so the tests run the path CUDA takes (and compare it with OpenMP's).
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
+  /// Threads a launch spreads over: one on the serial system.
+  static int workers() { return 1; }
 
 
   template <class Policy, class T>

@@ -408,7 +408,7 @@ SMASH_HD ContactSlot colliderContact(const V3& r, int i, int k, const SdfSample<
 }
 
 #if SMASH_SSE_BODY_LOOPS
-// SSE helpers of the per-body particle loops (gatherContacts, sseBodySums, projectBody): each does
+// SSE helpers of the per-body particle loops (gatherContacts, sseChunkSums, projectBody): each does
 // the scalar code's operations lane by lane in the same order, no FMA: the same bits.
 namespace sse {
 inline __m128 load(const Float4& f) { return _mm_load_ps(&f.x); }
@@ -2607,22 +2607,23 @@ struct ProjectBodies {
   }
 };
 
-/// FusedBodyStep's matching sums: integrate each particle (the velocity only feeds the sums: the
-/// projection overwrites v) and sum in IntegrateChunkSums + BodyMatchSums' order (bitwise equal
-/// strategies).
-SMASH_HD MatchSums fusedBodySums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
-                                 const Float4* v, int count) {
-  MatchSums sums = zeroMatchSums(), chunk = zeroMatchSums();
-  for (int i = 0; i < count; ++i) {
-    const V3 xi = xyz(x[i]);
-    const V3 vi = integrateVelocity(p, b, rest[i].w, xi, xyz(v[i]));
-    accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
-    if ((i + 1) % kMatchChunk == 0 || i + 1 == count) {
-      sums = AddMatchSums()(sums, chunk);
-      chunk = zeroMatchSums();
+/// FusedBodyStep's matching sums of a body's particles [first, end) (first at a chunk's start):
+/// integrate each particle (the velocity only feeds the sums: the projection overwrites v) and sum
+/// each chunk of kMatchChunk in particle order, handing the chunks to sink in order —
+/// IntegrateChunkSums' order, so the strategies agree to the bit.
+template <class Sink>
+SMASH_HD void fusedChunkSums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
+                             const Float4* v, int first, int end, Sink&& sink) {
+  for (int c = first; c < end; c += kMatchChunk) {
+    MatchSums chunk = zeroMatchSums();
+    const int stop = glm::min(c + kMatchChunk, end);
+    for (int i = c; i < stop; ++i) {
+      const V3 xi = xyz(x[i]);
+      const V3 vi = integrateVelocity(p, b, rest[i].w, xi, xyz(v[i]));
+      accumulateMatch(chunk, rest[i].w, xyz(rest[i]), xi - b.centre, vi, p.h);
     }
+    sink(chunk);
   }
-  return sums;
 }
 
 #if SMASH_SSE_BODY_LOOPS
@@ -2634,19 +2635,19 @@ SMASH_HD MatchSums fusedBodySums(const StepParams& p, const BodyData& b, const F
 // -ffp-contract=off). Measured (perf annotate, docs/pipeline.md): the scalar loops kept 17 running
 // sums on the stack and did every component with its own instruction.
 
-/// FusedBodyStep's matching sums with impulse contacts (or no collider within reach), chunk by
-/// chunk as the scalar loop sums them: integrateVelocity's v ← (v + h (g + 0/m)) · damping in
-/// SSE, then, per collider, its impulse response where the particle is inside (scalar: an SDF).
-inline MatchSums sseBodySums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
-                             const Float4* v, int count) {
+/// fusedChunkSums with impulse contacts (or no collider within reach), chunk by chunk as the
+/// scalar loop sums them: integrateVelocity's v ← (v + h (g + 0/m)) · damping in SSE, then, per
+/// collider, its impulse response where the particle is inside (scalar: an SDF).
+template <class Sink>
+inline void sseChunkSums(const StepParams& p, const BodyData& b, const Float4* rest, const Float4* x,
+                         const Float4* v, int first, int end, Sink&& sink) {
   const __m128 h = _mm_set1_ps(p.h), g = sse::set(p.gravity), zero = _mm_setzero_ps();
   const __m128 damping = _mm_set1_ps(p.linearDamping), centre = sse::set(b.centre);
   const sse::Planes planes(p.colliders, p.colliderCount);
-  MatchSums sums = zeroMatchSums();
-  for (int first = 0; first < count; first += kMatchChunk) {
+  for (int c = first; c < end; c += kMatchChunk) {
     __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
-    const int end = first + kMatchChunk < count ? first + kMatchChunk : count;
-    for (int i = first; i < end; ++i) {
+    const int stop = c + kMatchChunk < end ? c + kMatchChunk : end;
+    for (int i = c; i < stop; ++i) {
       const __m128 r = sse::load(rest[i]);
       const __m128 m = sse::broadcast<3>(r);
       __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), _mm_mul_ps(h, _mm_add_ps(g, _mm_div_ps(zero, m)))),
@@ -2669,9 +2670,8 @@ inline MatchSums sseBodySums(const StepParams& p, const BodyData& b, const Float
     chunk.myr = M3(sse::xyz(myrX), sse::xyz(myrY), sse::xyz(myrZ));
     chunk.p = sse::xyz(mom);
     chunk.l = sse::xyz(ang);
-    sums = AddMatchSums()(sums, chunk);
+    sink(chunk);
   }
-  return sums;
 }
 
 /// FusedBodyStep's projection (projectParticle) of a body's particles.
@@ -2696,47 +2696,131 @@ inline void projectBody(const BodyData& b, const Float4* rest, Float4* x, Float4
 struct FusedBodyStep {
   StepParams p;
   bool shapeMatching;
-  SMASH_HD void operator()(int bodyIndex) const {
-    if (p.bodies[bodyIndex].asleep) {  // math/sleep.h (its particles were projected when it fell asleep)
-      BodyData b = p.bodies[bodyIndex];
-      if (!p.deferContacts && sleepAlone(p, b)) p.bodies[bodyIndex] = b;
+
+  /// The matching sums of an awake body's particles [first, end) (first at a chunk's start), its
+  /// chunks' sums handed to sink in order. With impulse contacts, a body none of whose particles
+  /// can be inside a collider (bounded through the centre: an SDF is 1-Lipschitz) skips the
+  /// per-particle tests; they would all be false, so the result is the same to the bit.
+  template <class Sink>
+  SMASH_HD void sums(int bodyIndex, int first, int end, Sink&& sink) const {
+    const BodyData b = p.bodies[bodyIndex];
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
+    const Float4* x = p.position + b.particleOffset;
+    const Float4* v = p.velocity + b.particleOffset;
+    StepParams local = p;
+    if (p.impulseContacts) {
+      bool anyInside = false;
+      for (int k = 0; k < p.colliderCount; ++k)
+        anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape], 0.0f);
+      if (!anyInside) local.colliderCount = 0;
+    }
+#if SMASH_SSE_BODY_LOOPS
+    if (local.impulseContacts || local.colliderCount == 0) {
+      sseChunkSums(local, b, rest, x, v, first, end, sink);
       return;
     }
-    const int offset = p.bodies[bodyIndex].particleOffset;
-    const int count = p.bodies[bodyIndex].particleCount;
-    const Float4* rest = p.rest + p.shapes[p.bodies[bodyIndex].shape].restOffset;
-    Float4* x = p.position + offset;
-    Float4* v = p.velocity + offset;
-    if (shapeMatching) {
-      const BodyData b = p.bodies[bodyIndex];
-      // With impulse contacts, a body none of whose particles can be inside a collider (bounded
-      // through the centre: an SDF is 1-Lipschitz) skips the per-particle tests; they would all
-      // be false, so the result is the same to the bit.
-      StepParams local = p;
-      if (p.impulseContacts) {
-        bool anyInside = false;
-        for (int k = 0; k < p.colliderCount; ++k)
-          anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape], 0.0f);
-        if (!anyInside) local.colliderCount = 0;
-      }
-#if SMASH_SSE_BODY_LOOPS
-      if (local.impulseContacts || local.colliderCount == 0)
-        p.sums[bodyIndex] = sseBodySums(local, b, rest, x, v, count);
-      else
 #endif
-        p.sums[bodyIndex] = fusedBodySums(local, b, rest, x, v, count);
-      MatchBodies{p}(bodyIndex);
-    } else {
-      ImpulseBodies{p}(bodyIndex);
+    fusedChunkSums(local, b, rest, x, v, first, end, sink);
+  }
+
+  /// The body's step once its sums are in p.sums (shape matching): its pose (MatchBodies or
+  /// ImpulseBodies), its contacts against the colliders, sleep. False when its particles are not
+  /// projected now: it was asleep at the step's start (its particles were projected when it fell
+  /// asleep), or the body–body phase comes first.
+  SMASH_HD bool settle(int bodyIndex) const {
+    if (p.bodies[bodyIndex].asleep) {  // math/sleep.h
+      BodyData b = p.bodies[bodyIndex];
+      if (!p.deferContacts && sleepAlone(p, b)) p.bodies[bodyIndex] = b;
+      return false;
     }
-    if (p.deferContacts) return;  // projected after the body–body phase
+    if (shapeMatching)
+      MatchBodies{p}(bodyIndex);
+    else
+      ImpulseBodies{p}(bodyIndex);
+    if (p.deferContacts) return false;  // projected after the body–body phase
     BodyData b = p.bodies[bodyIndex];
     if (sleepAlone(p, b)) p.bodies[bodyIndex] = b;
+    return true;
+  }
+
+  /// The projection (projectParticle) of the body's particles [first, end).
+  SMASH_HD void project(int bodyIndex, int first, int end) const {
+    const BodyData b = p.bodies[bodyIndex];
+    const Float4* rest = p.rest + p.shapes[b.shape].restOffset + first;
+    Float4* x = p.position + b.particleOffset + first;
+    Float4* v = p.velocity + b.particleOffset + first;
 #if SMASH_SSE_BODY_LOOPS
-    projectBody(b, rest, x, v, count);
+    projectBody(b, rest, x, v, end - first);
 #else
-    for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), x[i], v[i]);
+    for (int i = 0; i < end - first; ++i) projectParticle(b, xyz(rest[i]), x[i], v[i]);
 #endif
+  }
+
+  SMASH_HD void operator()(int bodyIndex) const {
+    const int count = p.bodies[bodyIndex].particleCount;
+    if (shapeMatching && !p.bodies[bodyIndex].asleep) {
+      MatchSums total = zeroMatchSums();
+      sums(bodyIndex, 0, count, [&total](const MatchSums& chunk) { total = AddMatchSums()(total, chunk); });
+      p.sums[bodyIndex] = total;
+    }
+    if (settle(bodyIndex)) project(bodyIndex, 0, count);
+  }
+};
+
+// FusedBodyStep split over a body's particles, for fewer bodies than the system has threads (a
+// lone body would keep one thread busy and the others idle): its particle loops run over blocks
+// of kBlockChunks chunks, its O(1)-per-body part (FusedBodyStep::settle) per body in between.
+// Each chunk's sums are kept (p.chunkSums) and added in chunk order, as FusedBodyStep adds them,
+// so the split step gives the same bits as the whole one (tests/test_world.cpp).
+constexpr int kBlockChunks = 8;
+
+/// Calls f(body, first, end, firstChunk) for each run of block `block`'s chunks that belong to
+/// one body (particles [first, end) of it, chunk firstChunk on): a block may span bodies.
+template <class F>
+SMASH_HD void forBlockRuns(const StepParams& p, int chunks, int block, F&& f) {
+  int c = block * kBlockChunks;
+  const int stop = glm::min(c + kBlockChunks, chunks);
+  while (c < stop) {
+    const int body = p.particleBody[p.chunkFirst[c]];
+    const int last = glm::min(stop, p.bodyFirstChunk[body + 1]);  // past the run
+    const BodyData& b = p.bodies[body];
+    const int first = p.chunkFirst[c] - b.particleOffset;
+    f(body, first, glm::min(first + (last - c) * kMatchChunk, b.particleCount), c);
+    c = last;
+  }
+}
+
+/// 1. Each awake body's chunk sums, a block of chunks per thread.
+struct FusedBlockSums {
+  FusedBodyStep step;
+  int chunks;
+  SMASH_HD void operator()(int block) const {
+    forBlockRuns(step.p, chunks, block, [this](int body, int first, int end, int chunk) {
+      if (step.p.bodies[body].asleep) return;
+      MatchSums* out = step.p.chunkSums + chunk;
+      step.sums(body, first, end, [&out](const MatchSums& sums) { *out++ = sums; });
+    });
+  }
+};
+
+/// 2. Per body: its chunks' sums in order (BodyMatchSums), then FusedBodyStep::settle.
+struct FusedBodySettle {
+  FusedBodyStep step;
+  SMASH_HD void operator()(int bodyIndex) const {
+    if (step.shapeMatching && !step.p.bodies[bodyIndex].asleep) BodyMatchSums{step.p}(bodyIndex);
+    step.settle(bodyIndex);
+  }
+};
+
+/// 3. The projection of the bodies settle projects (every body but one asleep since before this
+/// step: ProjectParticles' rule), a block of chunks per thread; with body contacts, after them.
+struct FusedBlockProject {
+  FusedBodyStep step;
+  int chunks;
+  SMASH_HD void operator()(int block) const {
+    forBlockRuns(step.p, chunks, block, [this](int body, int first, int end, int) {
+      if (step.p.bodies[body].asleep != kAsleep) step.project(body, first, end);
+    });
   }
 };
 
