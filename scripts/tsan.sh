@@ -6,7 +6,8 @@
 # without order. Runs the parity tests (every stage against the reference, independent bodies
 # and body–body contacts), the 100-body pile and a sleeping stack woken by a slider (the island
 # marks several threads store), on OpenMP per-particle only
-# (SMASH_TEST_PER_PARTICLE_ONLY, SMASH_STEP_STRATEGY), and the swept-contact unit tests. Any
+# (SMASH_TEST_PER_PARTICLE_ONLY, SMASH_STEP_STRATEGY), the swept-contact unit tests, and the
+# per-body layout's step split over threads for few bodies ("[split]": its own layouts). Any
 # report fails the run (halt_on_error). About 10 minutes on the 2-core VM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ fi
 echo "== tsan: the canary's race is reported"
 cd build/tsan
 # One process per group, so a report names the tests it came from.
-for tags in "[parity]" "[bodies][pile]" "swept samples*" "sleeping: a stack falls asleep*"; do
+for tags in "[parity]" "[bodies][pile]" "swept samples*" "sleeping: a stack falls asleep*" "[split]"; do
   echo "== tsan: smash_tests \"$tags\""
   ./tests/smash_tests "$tags" --order decl
 done

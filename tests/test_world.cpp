@@ -430,11 +430,21 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
 
 namespace {
 
-/// An environment variable set for a scope.
+/// An environment variable set for a scope (its earlier value, if any, restored after).
 struct ScopedEnvironment {
   const char* name;
-  ScopedEnvironment(const char* n, const char* value) : name(n) { setenv(name, value, 1); }
-  ~ScopedEnvironment() { unsetenv(name); }
+  bool had;
+  std::string before;
+  ScopedEnvironment(const char* n, const char* value) : name(n), had(std::getenv(n) != nullptr) {
+    if (had) before = std::getenv(n);
+    setenv(name, value, 1);
+  }
+  ~ScopedEnvironment() {
+    if (had)
+      setenv(name, before.c_str(), 1);
+    else
+      unsetenv(name);
+  }
 };
 
 bool launched(const World& world, const std::string& kernel) {
@@ -445,32 +455,42 @@ bool launched(const World& world, const std::string& kernel) {
 
 }  // namespace
 
-TEST_CASE("world: a body's particle loops split over threads compute the same step", "[world][determinism]") {
+TEST_CASE("world: a body's particle loops split over threads compute the same step", "[world][determinism][split]") {
   // With fewer bodies than threads the per-body layout splits each body's particle loops over
   // blocks of its chunks (step_kernels.h FusedBlockSums, FusedBodySettle, FusedBlockProject).
-  // SMASH_SPLIT_BODIES_BELOW splits every body here, on the OpenMP system (threads) and the
-  // serial one: the saved state must be the whole per-body step's to the bit — both methods,
-  // contact-buffer overflow, a mesh collider, the lab, body contacts (the projection after the
-  // body–body phase) and bodies falling asleep.
-  auto compare = [](const Scene& scene, int steps) {
+  // SMASH_SPLIT_BODIES_BELOW splits every body here (and 0 none), on the OpenMP system (threads)
+  // and the serial one: the saved state must be the whole per-body step's to the bit — both
+  // methods, contact-buffer overflow, penalty contacts (the scalar sums), a mesh collider, the
+  // lab, body contacts (the projection after the body–body phase) and bodies falling asleep.
+  auto compare = [](const Scene& scene, int steps) -> std::int64_t {
+    std::int64_t asleep = 0;
     for (Backend backend : {Backend::Omp, Backend::Cpp}) {
       INFO(backendName(backend));
-      auto whole = World::create(backend, scene, StepStrategy::PerBody);
-      std::unique_ptr<World> split;
+      std::unique_ptr<World> whole, split;
+      {
+        ScopedEnvironment none("SMASH_SPLIT_BODIES_BELOW", "0");
+        whole = World::create(backend, scene, StepStrategy::PerBody);
+      }
       {
         ScopedEnvironment every("SMASH_SPLIT_BODIES_BELOW", "1000000");
         split = World::create(backend, scene, StepStrategy::PerBody);
       }
+      whole->setCensus(true);
       split->setCensus(true);
       for (int n = 0; n < steps; ++n) {
         whole->step();
         split->step();
       }
+      CHECK(launched(*whole, "FusedBodyStep"));
+      CHECK_FALSE(launched(*whole, "FusedBodySettle"));
       CHECK(launched(*split, "FusedBodySettle"));
       CHECK(launched(*split, "FusedBlockProject"));
+      CHECK_FALSE(launched(*split, "FusedBodyStep"));
       const bool same = whole->saveState() == split->saveState();  // (megabytes to print)
       CHECK(same);
+      asleep = split->sleepingBodies();
     }
+    return asleep;
   };
   for (Method method : {Method::ShapeMatching, Method::Impulse})
     for (int capacity : {64, 3}) {
@@ -479,6 +499,12 @@ TEST_CASE("world: a body's particle loops split over threads compute the same st
       scene.solver.maxContactsPerBody = capacity;
       compare(scene, 100);
     }
+  {
+    INFO("penalty contacts");
+    Scene scene = test::parityScene(shapesFor(kCases[3], 11), 1000, 11, Method::ShapeMatching);
+    scene.solver.contact = ContactModel::PenaltyBuffered;
+    compare(scene, 100);
+  }
   for (const char* file : {"bowl.json", "lab_bunny.json"}) {
     INFO(file);
     Scene scene = loadScene(test::sourcePath(std::string("scenes/") + file));
@@ -491,13 +517,24 @@ TEST_CASE("world: a body's particle loops split over threads compute the same st
   }
   for (const char* file : {"box_stack.json", "lab_bunny.json"}) {
     INFO(file << ", until asleep");
-    compare(loadScene(test::sourcePath(std::string("scenes/") + file)), 600);
+    const Scene scene = loadScene(test::sourcePath(std::string("scenes/") + file));
+    CHECK(compare(scene, 600) == static_cast<std::int64_t>(scene.bodies.size()));
+  }
+  // A particle mass that rounds to 0 in float is refused by the float backends, naming it.
+  {
+    Scene tiny = test::parityScene(shapesFor(kCases[3], 11), 1000, 11, Method::ShapeMatching);
+    tiny.shapes[0].mass[0] = 1e-50;
+    CHECK_THROWS_WITH(World::create(Backend::Omp, tiny, StepStrategy::PerBody),
+                      Catch::Contains("mass 1e-50 is outside float's range"));
   }
   // A setting that is not a count is refused, naming the variable.
-  ScopedEnvironment bad("SMASH_SPLIT_BODIES_BELOW", "two");
   const Scene scene = test::parityScene(shapesFor(kCases[3], 11), 1000, 11, Method::ShapeMatching);
-  CHECK_THROWS_WITH(World::create(Backend::Omp, scene, StepStrategy::PerBody),
-                    Catch::Contains("SMASH_SPLIT_BODIES_BELOW"));
+  for (const char* bad : {"two", "-1", "+3", " 3", "3 ", "99999999999999999999"}) {
+    INFO("SMASH_SPLIT_BODIES_BELOW=" << bad);
+    ScopedEnvironment setting("SMASH_SPLIT_BODIES_BELOW", bad);
+    for (StepStrategy strategy : {StepStrategy::PerBody, StepStrategy::PerParticle})
+      CHECK_THROWS_WITH(World::create(Backend::Omp, scene, strategy), Catch::Contains("SMASH_SPLIT_BODIES_BELOW"));
+  }
 }
 
 TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world][determinism]") {

@@ -13,7 +13,6 @@
 // after the first step.
 #pragma once
 
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -113,7 +112,9 @@ class DeviceWorld final : public World {
     wideColliderContacts_ = sizes.wideColliderContacts;
     // Fewer bodies than threads: the per-body step's particle loops split over blocks of a body's
     // chunks (step_kernels.h FusedBlockSums), the same bits.
-    splitBodies_ = strategy_ == StepStrategy::PerBody && static_cast<int>(sizes.bodies) < splitBelow();
+    const int splitBelowBodies = splitBelow();  // (read on every layout: a bad setting is refused)
+    splitBodies_ = strategy_ == StepStrategy::PerBody && sizes.bodies > 0 &&
+                   static_cast<int>(sizes.bodies) < splitBelowBodies;
     bodyContacts_ = sizes.bodyContacts;
     pairCapacity_ = static_cast<long long>(sizes.pairCapacity);
     describeBuffers(sizes, [this](auto member, std::size_t count, std::size_t) { (this->*member).resize(count); });
@@ -1683,10 +1684,13 @@ class DeviceWorld final : public World {
   static int splitBelow() {
     const char* setting = std::getenv("SMASH_SPLIT_BODIES_BELOW");
     if (!setting || !*setting) return System::workers();
-    char* end = nullptr;
-    errno = 0;
-    const long below = std::strtol(setting, &end, 10);
-    if (*end || errno || below < 0 || below > 1L << 30)
+    long long below = 0;
+    for (const char* c = setting; *c; ++c) {
+      if (*c < '0' || *c > '9' || below > (1LL << 30))
+        throw InputError("SMASH_SPLIT_BODIES_BELOW: '" + quoteToken(setting) + "' is not a whole number from 0 to 2^30");
+      below = 10 * below + (*c - '0');
+    }
+    if (below > (1LL << 30))
       throw InputError("SMASH_SPLIT_BODIES_BELOW: '" + quoteToken(setting) + "' is not a whole number from 0 to 2^30");
     return static_cast<int>(below);
   }

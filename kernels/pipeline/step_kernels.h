@@ -2643,8 +2643,10 @@ inline void sseChunkSums(const StepParams& p, const BodyData& b, const Float4* r
                          const Float4* v, int first, int end, Sink&& sink) {
   const __m128 h = _mm_set1_ps(p.h), zero = _mm_setzero_ps();
   const __m128 damping = _mm_set1_ps(p.linearDamping), centre = sse::set(b.centre);
-  // h (g + f/m) with no force: f/m is +0 for every particle (a mass > 0: shapes refuse others),
-  // so the term is the same for all of them, once per call instead of a division per particle.
+  // h (g + f/m) with no force: f/m is +0 for every particle whose float mass is > 0, so the term
+  // is the same for all of them, once per call instead of a division per particle. (Shapes
+  // refuse masses ≤ 0; one below float's least subnormal would round to 0, where the scalar
+  // loop's 0/0 gives NaN and this a finite value — World::create refuses such masses.)
   const __m128 hg = _mm_mul_ps(h, _mm_add_ps(sse::set(p.gravity), zero));
   const sse::Planes planes(p.colliders, p.colliderCount);
   for (int c = first; c < end; c += kMatchChunk) {

@@ -156,6 +156,19 @@ std::unique_ptr<World> World::create(Backend backend, const Scene& scene, StepSt
   // The reference checks its shapes and its memory plan itself, and has one layout.
   if (backend == Backend::Reference) return std::make_unique<ReferenceWorld>(scene);
   const StepStrategy strategy = strategyFromEnvironment(requested);
+  // The pipeline backends hold particle masses in float: one that rounds to 0 or overflows there
+  // would divide by zero in the step (or, in the SSE sums, differ from the scalar loop's NaN).
+  for (const Shape& shape : scene.shapes)
+    for (std::size_t i = 0; i < shape.mass.size(); ++i) {
+      const float m = static_cast<float>(shape.mass[i]);
+      if (!(m > 0.0f) || !std::isfinite(m)) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%.3g", shape.mass[i]);
+        throw InputError((scene.path.empty() ? std::string("scene") : scene.path) + ": shapes." + shape.name +
+                         ": particle " + std::to_string(i) + "'s mass " + value +
+                         " is outside float's range (the " + backendName(backend) + " backend steps in float)");
+      }
+    }
   // Rejected up front when the plan cannot fit: host memory against what this process can use
   // (MemAvailable, cgroup memory.max), device memory against the device's free memory.
   requireBakedShapes(scene);
