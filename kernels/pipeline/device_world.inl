@@ -1685,12 +1685,13 @@ class DeviceWorld final : public World {
     const char* setting = std::getenv("SMASH_SPLIT_BODIES_BELOW");
     if (!setting || !*setting) return System::workers();
     long long below = 0;
-    for (const char* c = setting; *c; ++c) {
-      if (*c < '0' || *c > '9' || below > (1LL << 30))
-        throw InputError("SMASH_SPLIT_BODIES_BELOW: '" + quoteToken(setting) + "' is not a whole number from 0 to 2^30");
+    bool whole = true;
+    for (const char* c = setting; *c && whole; ++c) {
+      whole = *c >= '0' && *c <= '9';
       below = 10 * below + (*c - '0');
+      whole = whole && below <= (1LL << 30);
     }
-    if (below > (1LL << 30))
+    if (!whole)
       throw InputError("SMASH_SPLIT_BODIES_BELOW: '" + quoteToken(setting) + "' is not a whole number from 0 to 2^30");
     return static_cast<int>(below);
   }
