@@ -15,17 +15,9 @@ if ! dpkg-query -W -f='${Status}' libbullet-dev 2>/dev/null | grep -q "install o
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libbullet-dev
 fi
-# MuJoCo's environment, refreshed only when the requirements change (as scripts/python-env.sh).
+# MuJoCo's environment, refreshed only when the requirements change.
 venv=build/venv-bench
-req=bench/peers/requirements.txt
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-if ! cmp -s "$req" "$venv/.smash-requirements"; then
-  "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q -r "$req"
-  cp "$req" "$venv/.smash-requirements"
-fi
+scripts/python-env.sh "$venv" bench/peers/requirements.txt
 [ -f .cudacxx.env ] && source .cudacxx.env
 machine="${1:-$(hostname)}"
 scene="${2:-scenes/rain_1k.json}"

@@ -11,15 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 venv=build/venv-plot
-req=bench/requirements-plot.txt
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-if ! cmp -s "$req" "$venv/.smash-requirements"; then
-  "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q -r "$req"
-  cp "$req" "$venv/.smash-requirements"
-fi
+scripts/python-env.sh "$venv" bench/requirements-plot.txt
 build="${SMASH_BUILD:-build/default}"
 if [ "$build" = build/default ]; then
   [ -f .cudacxx.env ] && source .cudacxx.env

@@ -372,16 +372,22 @@ TEST_CASE("world: the CPP backend is bitwise repeatable", "[world][determinism]"
 
 namespace {
 
+/// Steps two worlds side by side; true when their saved states then agree to the bit (a bool for
+/// the REQUIRE or CHECK: the states are megabytes to print).
+bool sameAfterSteps(World& a, World& b, int steps) {
+  for (int n = 0; n < steps; ++n) {
+    a.step();
+    b.step();
+  }
+  return a.saveState() == b.saveState();
+}
+
 /// Steps a scene on the serial backend in both layouts and requires the same saved state to the
 /// bit; returns the per-particle world.
 std::unique_ptr<World> stepBothLayouts(const Scene& scene, int steps) {
   auto a = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
   auto b = World::create(Backend::Cpp, scene, StepStrategy::PerParticle);
-  for (int n = 0; n < steps; ++n) {
-    a->step();
-    b->step();
-  }
-  const bool same = a->saveState() == b->saveState();  // (not in the REQUIRE: megabytes to print)
+  const bool same = sameAfterSteps(*a, *b, steps);
   REQUIRE(same);
   return b;
 }
@@ -473,16 +479,12 @@ std::int64_t compareSplit(const Scene& scene, int steps) {
     }
     whole->setCensus(true);
     split->setCensus(true);
-    for (int n = 0; n < steps; ++n) {
-      whole->step();
-      split->step();
-    }
+    const bool same = sameAfterSteps(*whole, *split, steps);
     CHECK(launched(*whole, "FusedBodyStep"));
     CHECK_FALSE(launched(*whole, "FusedBodySettle"));
     CHECK(launched(*split, "FusedBodySettle"));
     CHECK(launched(*split, "FusedBlockProject"));
     CHECK_FALSE(launched(*split, "FusedBodyStep"));
-    const bool same = whole->saveState() == split->saveState();  // (megabytes to print)
     CHECK(same);
     asleep = split->sleepingBodies();
   }
