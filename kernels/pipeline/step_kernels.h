@@ -1966,16 +1966,21 @@ SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
   }
 }
 
-/// One colour of a Gauss–Seidel round: its pairs share no awake body, one to a thread.
+/// One colour of a Gauss–Seidel round: its pairs share no awake body, one to a thread; thread i
+/// sweeps the colour's pairs i, i + stride, … (stride: the launch's width). A colour's touching
+/// pairs each hold an awake body no other pair of the colour holds, so a colour has at most as
+/// many pairs as there are bodies: a launch of min(pair slots, bodies) threads sweeps each pair
+/// in its own thread (device_world.inl gaussSeidelRounds), the loop only guarding that bound.
+/// The pairs of a colour are independent, so who sweeps which changes no bit.
 struct SweepPairColor {
   StepParams p;
   const int* start;
   const int* order;
   int color;
+  int stride;
   SMASH_HD void operator()(int i) const {
-    const int first = start[color];
-    if (i >= start[color + 1] - first) return;
-    sweepPairInPlace(p, order[first + i]);
+    const int first = start[color], n = start[color + 1] - first;
+    for (; i < n; i += stride) sweepPairInPlace(p, order[first + i]);
   }
 };
 
@@ -1994,6 +1999,10 @@ struct SweepPairColorSpans {
 };
 constexpr int kColorSpan = 16;
 using SweepPairColorKernel = SweepPairColorSpans;
+/// A colour's launch on a CPU: spans covering the colour (its width read, System::passWidth).
+inline SweepPairColorSpans colorSweepOf(const StepParams& p, const PairColors& colors, int color, int /*threads*/) {
+  return {p, colors.start, colors.order, color};
+}
 
 inline void SweepPairColorSpans::operator()(int g) const {
   const int first = start[color], end = start[color + 1];
@@ -2022,6 +2031,10 @@ inline void SweepPairColorSpans::operator()(int g) const {
 #else
 constexpr int kColorSpan = 1;
 using SweepPairColorKernel = SweepPairColor;
+/// A colour's launch of `threads` threads, each striding by the launch's width.
+inline SweepPairColor colorSweepOf(const StepParams& p, const PairColors& colors, int color, int threads) {
+  return {p, colors.start, colors.order, color, threads};
+}
 #endif
 
 /// Between Gauss–Seidel and Jacobi rounds, per pair: the responses again, for the split masses.
