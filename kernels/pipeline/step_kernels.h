@@ -1968,8 +1968,8 @@ SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
 
 /// One colour of a Gauss–Seidel round: its pairs share no awake body, one to a thread; thread i
 /// sweeps the colour's pairs i, i + stride, … (stride: the launch's width). A colour's touching
-/// pairs each hold an awake body no other pair of the colour holds, so a colour has at most as
-/// many pairs as there are bodies: a launch of min(pair slots, bodies) threads sweeps each pair
+/// pairs each hold an awake body no other pair of the colour holds (two sleeping bodies have no
+/// contacts: PairContactsOf), so a colour has at most as many pairs as there are bodies: a launch of min(pair slots, bodies) threads sweeps each pair
 /// in its own thread (device_world.inl gaussSeidelRounds), the loop only guarding that bound.
 /// The pairs of a colour are independent, so who sweeps which changes no bit.
 struct SweepPairColor {
