@@ -1471,13 +1471,17 @@ struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
     if (q >= pairCountOf(p)) return;
+    if (bothAsleep(p, q)) {  // no points: the empty manifold, without its frame's field sample
+      p.pairContactCount[q] = 0;
+      return;
+    }
     const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
     const ManifoldFrame frame = manifoldFrameOf(p, A, B);
     ManifoldKey best[kManifoldCriteria] = {};
     const float margin = pairMargin(p, A, B);
-    for (int side = bothAsleep(p, q) ? 2 : 0; side < 2; ++side) {
+    for (int side = 0; side < 2; ++side) {
       const ShapeData& mine = p.shapes[(side == 0 ? A : B).shape];
       const bool swept = pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], side);
       auto test = [&](int i) {
@@ -1601,6 +1605,10 @@ struct PairManifold {
   StepParams p;
   SMASH_HD void operator()(int q) const {
     if (q >= pairCountOf(p)) return;
+    if (bothAsleep(p, q)) {  // its elements ranked nothing (narrowElement): the empty manifold
+      p.pairContactCount[q] = 0;
+      return;
+    }
     ManifoldKey best[kManifoldCriteria] = {};
     const long long elements = 2LL * p.narrowChunks, first = q * elements;
     for (long long e = first; e < first + elements; ++e)
