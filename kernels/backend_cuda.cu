@@ -113,6 +113,9 @@ struct CudaSystem {
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
   /// The per-body strategy (the CPU layout; CUDA's default is per particle) is not split.
   static int workers() { return 1; }
+  /// Device memory: reading it would be a host wait in every step, so a world asleep is stepped.
+  template <class Body>
+  static bool allAsleep(const Body* /*bodies*/, int /*n*/) { return false; }
 
   template <class Body>
   static void runStep(Context& context, Body&& launches, bool fixedSequence, int variant) {

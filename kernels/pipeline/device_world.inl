@@ -445,6 +445,12 @@ class DeviceWorld final : public World {
   void step() override {
     ++steps_;
     if (bodies_.empty()) return;
+    const int nb = static_cast<int>(bodies_.size());
+    if (restfulSteps_ >= 2 && !census_) {
+      restStep();
+      return;
+    }
+    const bool asleepBefore = System::allAsleep(raw(bodies_), nb);
     // A step with no host read and no host-side timing or counting is a fixed launch sequence:
     // the CUDA system captures it once into a CUDA graph and replays it (System::runStep).
     // With body contacts too: the pair count stays on the device, and the pair buffers swapped at
@@ -456,6 +462,20 @@ class DeviceWorld final : public World {
     // read, and none once every pair the scene may have is provisioned.
     if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0)
       checkPairSlots();
+    restfulSteps_ = asleepBefore && System::allAsleep(raw(bodies_), nb) ? restfulSteps_ + 1 : 0;
+  }
+
+  /// A step of a world whose every body slept through the last two steps (System::allAsleep:
+  /// OpenMP). Such a step leaves the world as it found it — a sleeping body is not integrated and
+  /// gathers no contacts, a pair of two sleeping bodies has none, the colliders do not move and
+  /// no awake body is left to touch one — and the two before it left both pair buffers the same,
+  /// so it only counts: the step index and the pair buffers' parity (the bits of a stepped run:
+  /// tests/test_body_contacts.cpp compares OpenMP with the serial system, which steps it). Nothing
+  /// but setPoses or loadState can wake such a world; both step it again.
+  void restStep() {
+    const StepParams p = params();
+    stage(kBodies, [&] { launch("AdvanceStep", 1, AdvanceStep{p}, 16.0); });
+    if (bodyContacts_) swapPairBuffers();
   }
 
   /// The most pairs found since the last look: provisions twice as many when they fill more than
@@ -1190,6 +1210,7 @@ class DeviceWorld final : public World {
       contactOverflowPairs_ = h.pairContactOverflow;
     }
     steps_ = h.steps;
+    restfulSteps_ = 0;  // the saved run's other pair buffer is not in the state: step it again
     thrust::fill(stepIndex_.begin(), stepIndex_.end(), static_cast<long long>(steps_));
     fillAll(wakeMark_, -1LL);  // marks are of the step being taken: none yet
     System::resetStep(context_);  // buffers may have moved: capture again
@@ -1221,6 +1242,7 @@ class DeviceWorld final : public World {
       bodies[b].asleep = 0;
     }
     bodies_ = bodies;
+    restfulSteps_ = 0;
     fillAll(wakeMark_, -1LL);
     System::resetStep(context_);  // buffers may have moved: capture again
     const StepParams p = params();
@@ -1747,6 +1769,7 @@ class DeviceWorld final : public World {
   bool profiling_ = false;
   bool kernelTiming_ = false;  // with profiling_: a wait around every kernel (timed)
   std::int64_t steps_ = 0;
+  int restfulSteps_ = 0;  // steps in a row that began and ended with every body asleep (restStep)
   std::int64_t stepHostReads_ = 0;
   bool census_ = false;
   Stage currentStage_ = kIntegrate;

@@ -19,6 +19,9 @@
 //                                                 and the system opts in, the count itself
 //   workers()                                     threads a launch spreads over (the per-body
 //                                                 step splits a body's loops below as many bodies)
+//   allAsleep(bodies, n)                          every body asleep, where that can be read for free
+//                                                 (the bodies in host memory and the system opts in;
+//                                                 else false: the step is not skipped)
 //   synchronize()                                 waits for queued device work
 //   Context, onStream(policy, context)            per-world state (CUDA: a stream), the policy on it
 //   runStep(context, launches, fixedSequence, variant)  one step's launches (CUDA: a CUDA graph
@@ -63,6 +66,10 @@ struct HostAlgorithms {
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
   /// Threads a launch spreads over: one on the serial system.
   static int workers() { return 1; }
+  /// Not read: the serial system steps a world asleep as CUDA does (the tests compare it with
+  /// OpenMP, which skips such steps: DeviceWorld::restStep).
+  template <class Body>
+  static bool allAsleep(const Body* /*bodies*/, int /*n*/) { return false; }
 
 
   template <class Policy, class T>
