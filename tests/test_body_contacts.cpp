@@ -1068,9 +1068,11 @@ TEST_CASE("sleeping: OpenMP skips the steps of a world asleep and ends where the
       if (t.names[k] == name) return t.seconds[k];
     return -1.0;
   };
-  for (const char* file : {"scenes/box_stack.json", "scenes/pile_100.json"}) {
-    INFO(file);
-    const Scene scene = loadScene(test::sourcePath(file));
+  for (const char* file : {"scenes/box_stack.json", "scenes/pile_100.json"})
+  for (const Method method : {Method::ShapeMatching, Method::Impulse}) {
+    INFO(file << (method == Method::Impulse ? ", impulse" : ", shape matching"));
+    Scene scene = loadScene(test::sourcePath(file));
+    scene.solver.method = method;
     const std::int64_t all = static_cast<std::int64_t>(scene.bodies.size());
     auto omp = World::create(Backend::Omp, scene, StepStrategy::PerBody);
     auto serial = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
