@@ -1068,14 +1068,36 @@ TEST_CASE("sleeping: OpenMP skips the steps of a world asleep and ends where the
       if (t.names[k] == name) return t.seconds[k];
     return -1.0;
   };
-  for (const char* file : {"scenes/box_stack.json", "scenes/pile_100.json"})
-  for (const Method method : {Method::ShapeMatching, Method::Impulse}) {
-    INFO(file << (method == Method::Impulse ? ", impulse" : ", shape matching"));
-    Scene scene = loadScene(test::sourcePath(file));
-    scene.solver.method = method;
+  // The pile also with pair slots fewer than its pairs may need (provisioned at frame ends as
+  // they grow: pair_memory_mb 1) and on the per-particle layout; and 16 boxes resting apart on
+  // the floor in a grid whose neighbours' spheres overlap (24 pairs, none touching), with room for
+  // 16 (max_pairs_per_body 1): the overflow is counted every step, asleep too. (A pile that
+  // drops touching pairs never rests.)
+  const std::string apart = R"({"dt": 0.016666666666666667, "substeps": 2, "frames": 300,
+    "solver": {"max_pairs_per_body": 1}, "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
+    "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+    "shapes": {"box": {"mesh": "meshes/box.obj", "scale": 0.2, "sampling": {"mode": "surface", "count": 200, "seed": 3}}},
+    "generators": [{"type": "grid", "shape": "box", "origin": [0, 0.101, 0], "count": [4, 1, 4], "spacing": [0.25, 0, 0.25]}]})";
+  struct Case {
+    const char* file;  // null: `apart`
+    Method method;
+    StepStrategy strategy;
+    int pairMemoryMb;
+  };
+  const Method sm = Method::ShapeMatching, im = Method::Impulse;
+  const StepStrategy body = StepStrategy::PerBody, particle = StepStrategy::PerParticle;
+  for (const Case c : {Case{"scenes/box_stack.json", sm, body, 256}, Case{"scenes/box_stack.json", im, body, 256},
+                       Case{"scenes/pile_100.json", sm, body, 256}, Case{"scenes/pile_100.json", im, body, 256},
+                       Case{"scenes/pile_100.json", sm, body, 1}, Case{"scenes/pile_100.json", sm, particle, 1},
+                       Case{nullptr, sm, body, 256}}) {
+    INFO((c.file ? c.file : "16 boxes apart") << (c.method == im ? ", impulse" : ", shape matching")
+                                             << (c.strategy == particle ? ", per particle" : "") << ", pair_memory_mb " << c.pairMemoryMb);
+    Scene scene = c.file ? loadScene(test::sourcePath(c.file)) : sceneFromJson(apart);
+    scene.solver.method = c.method;
+    scene.solver.pairMemoryMb = c.pairMemoryMb;
     const std::int64_t all = static_cast<std::int64_t>(scene.bodies.size());
-    auto omp = World::create(Backend::Omp, scene, StepStrategy::PerBody);
-    auto serial = World::create(Backend::Cpp, scene, StepStrategy::PerBody);
+    auto omp = World::create(Backend::Omp, scene, c.strategy);
+    auto serial = World::create(Backend::Cpp, scene, c.strategy);
     omp->setProfiling(true);
     int asleep = -1;
     for (int n = 1; n <= 1200 && asleep < 0; ++n) {
@@ -1099,13 +1121,16 @@ TEST_CASE("sleeping: OpenMP skips the steps of a world asleep and ends where the
       if (n % 25 == 0) {
         INFO("step " << n << " after all slept");
         REQUIRE(omp->saveState() == serial->saveState());
+        CHECK(omp->pairOverflow() == serial->pairOverflow());
+        CHECK(omp->deviceBytes() == serial->deviceBytes());
       }
     }
+    if (!c.file) CHECK(omp->pairOverflow() > 0);
     CHECK(stageSeconds(*omp, "broad phase (grid)") == broad);  // skipped: no stage but the count ran
     CHECK(omp->sleepingBodies() == all);
     CHECK(omp->stepCount() == serial->stepCount());
     // Resumed from a state saved while asleep: stepped again twice, then skipping.
-    auto resumed = World::create(Backend::Omp, scene, StepStrategy::PerBody);
+    auto resumed = World::create(Backend::Omp, scene, c.strategy);
     resumed->loadState(savedAsleep, "state saved asleep");
     for (int n = 52; n <= 100; ++n) resumed->step();
     CHECK(resumed->saveState() == serial->saveState());

@@ -458,24 +458,32 @@ class DeviceWorld final : public World {
     const bool fixedSequence = !profiling_ && !census_;
     System::runStep(context_, [&] { stepKernels(); }, fixedSequence, bodyContacts_ ? static_cast<int>(steps_ & 1) : 0);
     if (bodyContacts_) swapPairBuffers();
+    restfulSteps_ = asleepBefore && System::allAsleep(raw(bodies_), nb) ? restfulSteps_ + 1 : 0;
     // Once per frame (the scene's substeps), the host looks at the pairs found: the step's one
     // read, and none once every pair the scene may have is provisioned.
     if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0)
       checkPairSlots();
-    restfulSteps_ = asleepBefore && System::allAsleep(raw(bodies_), nb) ? restfulSteps_ + 1 : 0;
   }
 
   /// A step of a world whose every body slept through the last two steps (System::allAsleep:
   /// OpenMP). Such a step leaves the world as it found it — a sleeping body is not integrated and
   /// gathers no contacts, a pair of two sleeping bodies has none, the colliders do not move and
   /// no awake body is left to touch one — and the two before it left both pair buffers the same,
-  /// so it only counts: the step index and the pair buffers' parity (the bits of a stepped run:
+  /// so it only counts: the step index, the pairs found (CountPairs from the broad phase's last
+  /// scan: the tallies and the pair overflow grow as a stepped world's do), the pair buffers'
+  /// parity and the frame's look at the pair slots (the bits of a stepped run:
   /// tests/test_body_contacts.cpp compares OpenMP with the serial system, which steps it). Nothing
-  /// but setPoses or loadState can wake such a world; both step it again.
+  /// but setPoses or loadState can wake such a world; both step it again, as do slots provisioned
+  /// anew (resizePairSlots: the pairs kept may change).
   void restStep() {
     const StepParams p = params();
-    stage(kBodies, [&] { launch("AdvanceStep", 1, AdvanceStep{p}, 16.0); });
-    if (bodyContacts_) swapPairBuffers();
+    stage(kBodies, [&] {
+      launch("AdvanceStep", 1, AdvanceStep{p}, 16.0);
+      if (bodyContacts_) launch("CountPairs", 1, CountPairs{p}, 4.0 + 32);
+    });
+    if (!bodyContacts_) return;
+    swapPairBuffers();
+    if (pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0) checkPairSlots();
   }
 
   /// The most pairs found since the last look: provisions twice as many when they fill more than
@@ -499,6 +507,7 @@ class DeviceWorld final : public World {
   void resizePairSlots(int slots) {
     if (slots == pairSlots_) return;
     pairSlots_ = slots;
+    restfulSteps_ = 0;  // more pairs may be kept: step again (restStep)
     const std::size_t n = static_cast<std::size_t>(slots);
     const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
     pairContacts_.resize(n * perPair);
