@@ -459,10 +459,13 @@ class DeviceWorld final : public World {
     System::runStep(context_, [&] { stepKernels(); }, fixedSequence, bodyContacts_ ? static_cast<int>(steps_ & 1) : 0);
     if (bodyContacts_) swapPairBuffers();
     restfulSteps_ = asleepBefore && System::allAsleep(raw(bodies_), nb) ? restfulSteps_ + 1 : 0;
-    // Once per frame (the scene's substeps), the host looks at the pairs found: the step's one
-    // read, and none once every pair the scene may have is provisioned.
-    if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0)
-      checkPairSlots();
+    lookAtPairSlots();
+  }
+
+  /// Once per frame (the scene's substeps), the host looks at the pairs found: the step's one
+  /// read, and none once every pair the scene may have is provisioned.
+  void lookAtPairSlots() {
+    if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0) checkPairSlots();
   }
 
   /// A step of a world whose every body slept through the last two steps (System::allAsleep:
@@ -483,7 +486,7 @@ class DeviceWorld final : public World {
     });
     if (!bodyContacts_) return;
     swapPairBuffers();
-    if (pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0) checkPairSlots();
+    lookAtPairSlots();
   }
 
   /// The most pairs found since the last look: provisions twice as many when they fill more than
