@@ -600,7 +600,7 @@ TEST_CASE("outputs: folder names ffmpeg could misread, and benchmark files", "[c
   fs::create_directories(dir);
   // The lab with sleeping off, so that its million frames run long: asleep, an OpenMP world is not
   // stepped (docs/physics.md §9) and the benchmark would end before the signal.
-  const std::string awake = freshFolder("bench_signal_scene") + ".json";
+  const std::string awake = "smash_test_faults_bench_signal_scene.json";
   {
     std::ifstream in(lab());
     nlohmann::json scene = nlohmann::json::parse(in);

@@ -726,8 +726,8 @@ class DeviceWorld final : public World {
   /// (kColorPasses passes of two launches), sorted by colour, then each round the colours one
   /// launch each, the overflow in one thread and the bodies' collider contacts. On OpenMP a
   /// colour's launch is as wide as the colour (System::passWidth reads its size); on the serial
-  /// system (x86-64: the SSE spans) as wide as the pair slots, on a GPU (and a CPU without the
-  /// lanes) as the slots or the bodies if fewer, the threads past the colour doing nothing.
+  /// system and a GPU as the pair slots or the bodies if fewer, the threads past the colour doing
+  /// nothing.
   void gaussSeidelRounds(const StepParams& p, int slots, double pairs, double pairContacts, double mostPairContacts, int rounds) {
     const int nb = static_cast<int>(bodies_.size());
     const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>);
@@ -767,16 +767,14 @@ class DeviceWorld final : public World {
     double colorPairs[kPairColors] = {};
     if (census_)
       for (int c = 0; c < kPairColors; ++c) colorPairs[c] = censusRead(colors.count + c);
-    // A colour holds at most one pair per awake body (SweepPairColor), so CUDA launches a
-    // colour over min(slots, bodies) threads, not over every pair slot (rain_64k: 64,000 threads
-    // a launch, not ~360,000, in 384 launches a step), as does a CPU without the SSE lanes; the
-    // lanes' spans cover the slots (OpenMP: the colour, its size read).
-    const int gpuColorThreads = std::min(slots, nb);
-    const int colorThreads = kColorSpan == 1 ? gpuColorThreads : slots;
+    // A colour holds at most one pair per awake body (SweepPairColor), so a colour is launched
+    // over min(slots, bodies) threads, not over every pair slot (rain_64k on CUDA: 64,000 threads
+    // a launch, not ~360,000, in 384 launches a step); OpenMP reads the colour's size.
+    const int colorThreads = std::min(slots, nb);
     for (int it = 0; it < rounds; ++it) {
       for (int c = 0; c < kPairColors; ++c) {
         const double share = pairs > 0 ? colorPairs[c] / pairs : 0.0;
-        const int width = census_ ? gpuColorThreads : System::passWidth(colors.count + c, colorThreads);
+        const int width = census_ ? colorThreads : System::passWidth(colors.count + c, colorThreads);
         launchSpans("SweepPairColor", width, kColorSpan, colorSweepOf(p, colors, c, width),
                     share * (pairs * (12 + 4 * BD) + 2 * pairContacts * PC),
                     colorPairs[c] > 0 ? mostPairContacts * scene_.solver.pairSweeps : 0.0);

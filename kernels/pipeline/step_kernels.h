@@ -1287,6 +1287,14 @@ SMASH_HD bool bothAsleep(const StepParams& p, int q) {
   return p.bodies[pairA(p.pairKeys[q])].asleep && p.bodies[pairB(p.pairKeys[q])].asleep;
 }
 
+/// A pair of two sleeping bodies gets its manifold, empty, at once (PairContactsOf, PairManifold:
+/// it has no points, and its manifold frame would cost a field sample): true when it did.
+SMASH_HD bool emptyIfBothAsleep(const StepParams& p, int q) {
+  if (!bothAsleep(p, q)) return false;
+  p.pairContactCount[q] = 0;
+  return true;
+}
+
 /// Narrow phase, one candidate: particle i of side `side` (0: a's particle in b's field, 1: b's in
 /// a's; the normal points from b towards a). False when it is not within the margin.
 /// The point is swept over the step (math/swept.h) from the bodies' poses at the step's start,
@@ -1470,11 +1478,7 @@ SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const B
 struct PairContactsOf {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    if (q >= pairCountOf(p)) return;
-    if (bothAsleep(p, q)) {  // no points: the empty manifold, without its frame's field sample
-      p.pairContactCount[q] = 0;
-      return;
-    }
+    if (q >= pairCountOf(p) || emptyIfBothAsleep(p, q)) return;
     const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
     const BodyData& A = p.bodies[a];
     const BodyData& B = p.bodies[b];
@@ -1604,11 +1608,7 @@ struct SweptNarrowChunkRanks {
 struct PairManifold {
   StepParams p;
   SMASH_HD void operator()(int q) const {
-    if (q >= pairCountOf(p)) return;
-    if (bothAsleep(p, q)) {  // its elements ranked nothing (narrowElement): the empty manifold
-      p.pairContactCount[q] = 0;
-      return;
-    }
+    if (q >= pairCountOf(p) || emptyIfBothAsleep(p, q)) return;  // (narrowElement ranked nothing)
     ManifoldKey best[kManifoldCriteria] = {};
     const long long elements = 2LL * p.narrowChunks, first = q * elements;
     for (long long e = first; e < first + elements; ++e)
@@ -1977,8 +1977,9 @@ SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
 /// One colour of a Gauss–Seidel round: its pairs share no awake body, one to a thread; thread i
 /// sweeps the colour's pairs i, i + stride, … (stride: the launch's width). A colour's touching
 /// pairs each hold an awake body no other pair of the colour holds (two sleeping bodies have no
-/// contacts: PairContactsOf), so a colour has at most as many pairs as there are bodies: a launch of min(pair slots, bodies) threads sweeps each pair
-/// in its own thread (device_world.inl gaussSeidelRounds), the loop only guarding that bound.
+/// contacts: PairContactsOf), so a colour has at most as many pairs as there are bodies: a
+/// launch of min(pair slots, bodies) threads sweeps each pair in its own thread
+/// (device_world.inl gaussSeidelRounds), the loop only guarding that bound.
 /// The pairs of a colour are independent, so who sweeps which changes no bit.
 struct SweepPairColor {
   StepParams p;
@@ -2007,7 +2008,6 @@ struct SweepPairColorSpans {
   void operator()(int g) const;
 };
 constexpr int kColorSpan = 16;
-using SweepPairColorKernel = SweepPairColorSpans;
 /// A colour's launch on a CPU: spans covering the colour (its width read, System::passWidth).
 inline SweepPairColorSpans colorSweepOf(const StepParams& p, const PairColors& colors, int color, int /*threads*/) {
   return {p, colors.start, colors.order, color};
@@ -2039,7 +2039,6 @@ inline void SweepPairColorSpans::operator()(int g) const {
 }
 #else
 constexpr int kColorSpan = 1;
-using SweepPairColorKernel = SweepPairColor;
 /// A colour's launch of `threads` threads, each striding by the launch's width.
 inline SweepPairColor colorSweepOf(const StepParams& p, const PairColors& colors, int color, int threads) {
   return {p, colors.start, colors.order, color, threads};
