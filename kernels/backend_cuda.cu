@@ -34,6 +34,17 @@ __global__ void __launch_bounds__(256) for_each_kernel(int count, F f) {
   }
 }
 
+/// A warp per element: f(i, lanes) for i < count, the warp's 32 threads its lanes (math/lanes.h;
+/// CudaSystem::forEachLanes). A warp's threads share i, so each warp runs f whole or not at all.
+template <class F>
+__global__ void __launch_bounds__(256) for_each_lanes_kernel(int count, F f) {
+  const int i = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / WarpLanes::kWidth);
+  if (i < count) {
+    const F op = f;
+    op(i, WarpLanes{static_cast<int>(threadIdx.x % WarpLanes::kWidth)});
+  }
+}
+
 /// The CUDA system: the same collective algorithms as HostAlgorithms (host_algorithms.h), here
 /// through Thrust on the device. Every call uses `par_nosync` on the world's stream: Thrust does
 /// not wait for the device after an algorithm that returns nothing, so a step queues its kernels
@@ -106,6 +117,19 @@ struct CudaSystem {
     if (count <= 0) return;
     const int block = context.spread ? blockThreads(count, context.multiprocessors) : 256;
     for_each_kernel<<<(count + block - 1) / block, block, 0, context.stream>>>(count, f);
+    SMASH_CUDA_CHECK(cudaGetLastError());
+  }
+
+  /// f(i, lanes) for i < count, a warp each, in blocks of 1 to 8 warps sized so that the launch
+  /// has a block on every SM where it can (as forEach).
+  template <class Policy, class F>
+  static void forEachLanes(Policy&&, Context& context, int count, const F& f) {
+    if (count <= 0) return;
+    const int perSm = (count + context.multiprocessors - 1) / context.multiprocessors;
+    const int warps = context.spread ? std::min(8, perSm) : 8;
+    const int block = warps * WarpLanes::kWidth;
+    const long long threads = static_cast<long long>(count) * WarpLanes::kWidth;
+    for_each_lanes_kernel<<<static_cast<unsigned>((threads + block - 1) / block), block, 0, context.stream>>>(count, f);
     SMASH_CUDA_CHECK(cudaGetLastError());
   }
 

@@ -38,6 +38,10 @@ struct OmpSystem : HostAlgorithms {
     else
       HostAlgorithms::forEach(policy, context, count, f);
   }
+  template <class Policy, class F>
+  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f) {
+    forEach(policy, context, count, WithSerialLanes<F>{f});
+  }
 };
 }  // namespace
 

@@ -28,6 +28,7 @@
 
 #include "math/contact.h"
 #include "math/hd.h"
+#include "math/lanes.h"
 #include "math/rotation.h"
 #include "math/sdf.h"
 #include "math/swept.h"
@@ -163,16 +164,18 @@ SMASH_HD void addResponse(T* k, const SolverBody<T>& s, const Vec3<T>& r) {
 /// direction each time (issue 13: the pair sweeps were ~40% of a pile's step). `b` null: one
 /// side alone (the other immovable).
 template <class T>
+SMASH_HD void prepareContactResponse(const SolverBody<T>& a, const SolverBody<T>* b, PairContact<T>& s,
+                                     bool aIsMoving = true) {
+  for (int i = 0; i < 6; ++i) s.response[i] = T(0);
+  addResponse(s.response, a, aIsMoving ? s.ra : s.rb);
+  if (b) addResponse(s.response, *b, s.rb);
+  const T kn = glm::dot(s.normal, responseTimes(s.response, s.normal));
+  s.normalMass = kn > ScalarTraits<T>::tiny ? T(1) / kn : T(0);
+}
+template <class T>
 SMASH_HD void prepareResponse(const SolverBody<T>& a, const SolverBody<T>* b, PairContact<T>* c, int count,
                               bool aIsMoving = true) {
-  for (int k = 0; k < count; ++k) {
-    PairContact<T>& s = c[k];
-    for (int i = 0; i < 6; ++i) s.response[i] = T(0);
-    addResponse(s.response, a, aIsMoving ? s.ra : s.rb);
-    if (b) addResponse(s.response, *b, s.rb);
-    const T kn = glm::dot(s.normal, responseTimes(s.response, s.normal));
-    s.normalMass = kn > ScalarTraits<T>::tiny ? T(1) / kn : T(0);
-  }
+  for (int k = 0; k < count; ++k) prepareContactResponse(a, b, c[k], aIsMoving);
 }
 
 template <class T>
@@ -280,18 +283,22 @@ SMASH_HD Closing<T> contactClosing(const SolverBody<T>& aStart, const SolverBody
 /// as if the body had fallen until it arrived: a 642-point sphere dropped with e = 1 rose about
 /// 6% higher at every bounce (docs/solver.md, "Restitution").
 template <class T>
+SMASH_HD T impactTime(const SolverBody<T>& aStart, const SolverBody<T>& bStart, const SolverBody<T>& a,
+                      const SolverBody<T>& b, const PairContact<T>& c, const ContactMaterial<T>& material, T h,
+                      bool moved) {
+  // bounces() needs an approach faster than the threshold: a resting contact costs a dot product.
+  if (!(glm::dot(relativeVelocity(aStart, bStart, c), c.normal) < -material.restitutionThreshold)) return h;
+  T vnStart;
+  const Closing<T> closing = contactClosing(aStart, bStart, a, b, c, h, moved, vnStart);
+  return bounces(closing, vnStart, material) ? closing.time : h;
+}
+template <class T>
 SMASH_HD T firstImpact(const SolverBody<T>& aStart, const SolverBody<T>& bStart, const SolverBody<T>& a,
                        const SolverBody<T>& b, const PairContact<T>* c, int count,
                        const ContactMaterial<T>& material, T h, bool moved) {
   T first = h;
   if (!(material.restitution > T(0))) return first;
-  for (int k = 0; k < count; ++k) {
-    // bounces() needs an approach faster than the threshold: a resting contact costs a dot product.
-    if (!(glm::dot(relativeVelocity(aStart, bStart, c[k]), c[k].normal) < -material.restitutionThreshold)) continue;
-    T vnStart;
-    const Closing<T> closing = contactClosing(aStart, bStart, a, b, c[k], h, moved, vnStart);
-    if (bounces(closing, vnStart, material)) first = glm::min(first, closing.time);
-  }
+  for (int k = 0; k < count; ++k) first = glm::min(first, impactTime(aStart, bStart, a, b, c[k], material, h, moved));
   return first;
 }
 
@@ -317,29 +324,33 @@ SMASH_HD T firstImpact(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
 ///    corrected to the moment of impact. Taking v_n after gravity instead lost a step of gravity
 ///    at every bounce (docs/solver.md, "Restitution"); bounceTranslation places the body.
 template <class T>
+SMASH_HD void contactTarget(const SolverBody<T>& aStart, const SolverBody<T>& bStart, const SolverBody<T>& a,
+                            const SolverBody<T>& b, PairContact<T>& c, const ContactMaterial<T>& material, T h,
+                            bool moved, bool staticContacts, T first) {
+  // Between two bodies the gap is φ itself (see above), as if the contact had been found
+  // before the move: it engages when it would close within a step's approach.
+  T vnStart;
+  const Closing<T> closing = contactClosing(aStart, bStart, a, b, c, h, moved && staticContacts, vnStart);
+  c.target = closing.gap > T(0) ? -closing.gap / h : T(0);
+  if (!staticContacts) {
+    // Between bodies: a contact within the margin that approached faster than the threshold
+    // rebounds at −e v_n(start) (relative acceleration 0, so no time of impact), engaged or not:
+    // gating it on engagement made the rebound jump at the engagement boundary.
+    if (vnStart < -material.restitutionThreshold)
+      c.target = glm::max(c.target, -restitutionAt(vnStart, material) * vnStart);
+  } else if (bounces(closing, vnStart, material)) {
+    c.target = glm::max(c.target, bounceVelocity(closingAt(closing, first), restitutionAt(vnStart, material), h));
+  }
+  c.lambdaNormal = T(0);
+  c.lambdaTangent = Vec3<T>(T(0));
+}
+template <class T>
 SMASH_HD void contactTargets(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
                              const SolverBody<T>& a, const SolverBody<T>& b, PairContact<T>* c,
                              int count, const ContactMaterial<T>& material, T h, bool moved) {
   const bool staticContacts = !(b.invMass > T(0));
   const T first = staticContacts ? firstImpact(aStart, bStart, a, b, c, count, material, h, moved) : h;
-  for (int k = 0; k < count; ++k) {
-    // Between two bodies the gap is φ itself (see above), as if the contact had been found
-    // before the move: it engages when it would close within a step's approach.
-    T vnStart;
-    const Closing<T> closing = contactClosing(aStart, bStart, a, b, c[k], h, moved && staticContacts, vnStart);
-    c[k].target = closing.gap > T(0) ? -closing.gap / h : T(0);
-    if (!staticContacts) {
-      // Between bodies: a contact within the margin that approached faster than the threshold
-      // rebounds at −e v_n(start) (relative acceleration 0, so no time of impact), engaged or not:
-      // gating it on engagement made the rebound jump at the engagement boundary.
-      if (vnStart < -material.restitutionThreshold)
-        c[k].target = glm::max(c[k].target, -restitutionAt(vnStart, material) * vnStart);
-    } else if (bounces(closing, vnStart, material)) {
-      c[k].target = glm::max(c[k].target, bounceVelocity(closingAt(closing, first), restitutionAt(vnStart, material), h));
-    }
-    c[k].lambdaNormal = T(0);
-    c[k].lambdaTangent = Vec3<T>(T(0));
-  }
+  for (int k = 0; k < count; ++k) contactTarget(aStart, bStart, a, b, c[k], material, h, moved, staticContacts, first);
 }
 
 /// After the solve, for contacts found at the predicted pose: every contact that bounced asks to
@@ -348,6 +359,17 @@ SMASH_HD void contactTargets(const SolverBody<T>& aStart, const SolverBody<T>& b
 /// Returns the largest D_k (0 when nothing bounced) and its normal in `normal`: a largest value,
 /// not the first contact to arrive, so the answer does not jump between nearly simultaneous
 /// contacts (float and double then pick the same within rounding).
+template <class T>
+SMASH_HD bool bounceMove(const SolverBody<T>& aStart, const SolverBody<T>& bStart, const SolverBody<T>& aPredicted,
+                         const SolverBody<T>& bPredicted, const SolverBody<T>& aNow, const SolverBody<T>& bNow,
+                         const PairContact<T>& c, const ContactMaterial<T>& material, T h, T first, T& move) {
+  T vnStart;
+  const Closing<T> closing = contactClosing(aStart, bStart, aPredicted, bPredicted, c, h, true, vnStart);
+  if (!bounces(closing, vnStart, material)) return false;
+  const T vnNow = glm::dot(relativeVelocity(aNow, bNow, c), c.normal);
+  move = bounceGap(closingAt(closing, first), restitutionAt(vnStart, material), h) - (closing.gap + h * vnNow);
+  return true;
+}
 template <class T>
 SMASH_HD T bounceTranslation(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
                              const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted,
@@ -358,12 +380,8 @@ SMASH_HD T bounceTranslation(const SolverBody<T>& aStart, const SolverBody<T>& b
   T best = T(0);
   const T first = firstImpact(aStart, bStart, aPredicted, bPredicted, c, count, material, h, true);
   for (int k = 0; k < count; ++k) {
-    T vnStart;
-    const Closing<T> closing = contactClosing(aStart, bStart, aPredicted, bPredicted, c[k], h, true, vnStart);
-    if (!bounces(closing, vnStart, material)) continue;
-    const T vnNow = glm::dot(relativeVelocity(aNow, bNow, c[k]), c[k].normal);
-    const T move =
-        bounceGap(closingAt(closing, first), restitutionAt(vnStart, material), h) - (closing.gap + h * vnNow);
+    T move;
+    if (!bounceMove(aStart, bStart, aPredicted, bPredicted, aNow, bNow, c[k], material, h, first, move)) continue;
     if (!any || move > best) {
       any = true;
       best = move;
@@ -393,25 +411,20 @@ SMASH_HD bool unloaded(const Vec3<T>& lambdaTangent) {
   return lambdaTangent.x == T(0) && lambdaTangent.y == T(0) && lambdaTangent.z == T(0);
 }
 
-/// One contact's sequential impulse, the step every sweep takes (pairSweep, sweepOneSided): the
-/// normal impulse towards the target with the accumulated impulse kept ≥ 0, then friction within
-/// the Coulomb cone. `relative()` is the relative velocity at the contact now (a's minus b's),
-/// `apply(j)` gives a the impulse j and b −j. `s` is the caller's copy of the contact, which
-/// stores its impulses back: read as a value, its fields load together, before the stores (on a
-/// GPU one wait for memory per contact, not one per field read after a store; Nsight Compute,
-/// bench/results/nvidia-h200/ncu/).
+/// A contact's normal impulse after this update, from the relative normal velocity vn now.
+template <class T>
+SMASH_HD T normalImpulse(const PairContact<T>& s, T vn) {
+  return glm::max(s.lambdaNormal + (s.target - vn) * s.normalMass, T(0));
+}
+/// A contact that changes nothing (updateContact's early return).
+template <class T>
+SMASH_HD bool changesNothing(const PairContact<T>& s, T lambda) {
+  return lambda == T(0) && s.lambdaNormal == T(0) && unloaded(s.lambdaTangent);
+}
+
+/// updateContact from the new normal impulse on, for a contact that changes something.
 template <class T, class Relative, class Apply>
-SMASH_HD void updateContact(PairContact<T>& s, T friction, const Relative& relative, const Apply& apply) {
-  const T vn = glm::dot(relative(), s.normal);
-  const T lambda = glm::max(s.lambdaNormal + (s.target - vn) * s.normalMass, T(0));
-  // A contact that carried nothing and still carries nothing — no normal impulse before or after,
-  // no friction impulse before — changes nothing: its normal impulse is 0 − 0, its friction limit
-  // μ·0 caps the friction at 0, so what the rest would apply is zero (±0: only the sign of a zero
-  // velocity component could differ; with a finite friction coefficient and no overflow — an
-  // infinite μ made the limit NaN and let an unloaded contact take friction, which this no longer
-  // does). Most points within a resting body's margin hover (φ > 0) and are such; they skip the
-  // friction's square roots and divisions (issues 10 and 13).
-  if (lambda == T(0) && s.lambdaNormal == T(0) && unloaded(s.lambdaTangent)) return;
+SMASH_HD void applyContact(PairContact<T>& s, T lambda, T friction, const Relative& relative, const Apply& apply) {
   apply((lambda - s.lambdaNormal) * s.normal);
   s.lambdaNormal = lambda;
   const Vec3<T> vr = relative();
@@ -427,6 +440,27 @@ SMASH_HD void updateContact(PairContact<T>& s, T friction, const Relative& relat
   if (len > limit) lambdaT *= quotient(limit, len);
   apply(lambdaT - s.lambdaTangent);
   s.lambdaTangent = lambdaT;
+}
+
+/// One contact's sequential impulse, the step every sweep takes (pairSweep, sweepOneSided): the
+/// normal impulse towards the target with the accumulated impulse kept ≥ 0, then friction within
+/// the Coulomb cone. `relative()` is the relative velocity at the contact now (a's minus b's),
+/// `apply(j)` gives a the impulse j and b −j. `s` is the caller's copy of the contact, which
+/// stores its impulses back: read as a value, its fields load together, before the stores (on a
+/// GPU one wait for memory per contact, not one per field read after a store; Nsight Compute,
+/// bench/results/nvidia-h200/ncu/).
+template <class T, class Relative, class Apply>
+SMASH_HD void updateContact(PairContact<T>& s, T friction, const Relative& relative, const Apply& apply) {
+  const T lambda = normalImpulse(s, glm::dot(relative(), s.normal));
+  // A contact that carried nothing and still carries nothing — no normal impulse before or after,
+  // no friction impulse before — changes nothing: its normal impulse is 0 − 0, its friction limit
+  // μ·0 caps the friction at 0, so what the rest would apply is zero (±0: only the sign of a zero
+  // velocity component could differ; with a finite friction coefficient and no overflow — an
+  // infinite μ made the limit NaN and let an unloaded contact take friction, which this no longer
+  // does). Most points within a resting body's margin hover (φ > 0) and are such; they skip the
+  // friction's square roots and divisions (issues 10 and 13).
+  if (changesNothing(s, lambda)) return;
+  applyContact(s, lambda, friction, relative, apply);
 }
 
 /// One Gauss–Seidel sweep over a pair's contacts: normal impulse towards the target with the
@@ -516,6 +550,41 @@ SMASH_HD void sweepColliderContacts(SolverBody<T>& body, PairContact<T>* c, int 
   sweepOneSided<T, true, true>(body, wall, c, count, friction, onBody);
 }
 
+/// sweepColliderContacts (no impulses gathered) as a scan over `lanes` (math/lanes.h): the lanes
+/// test the next kWidth contacts against the body's velocity now; every one before the first that
+/// changes something changes nothing (updateContact's early return), as it would in the chain, so
+/// the first is applied — on every lane, each holding the body — and the scan resumes after it.
+/// One lane in order (SerialLanes) is sweepColliderContacts itself.
+template <class T, class Lanes>
+SMASH_HD void sweepStaticScan(SolverBody<T>& body, PairContact<T>* c, int count, T friction, const Lanes& lanes) {
+  for (int k = 0; k < count;) {
+    const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
+    T lambda = T(0);
+    const int i = lanes.firstWhere(n, lambda, [&](int at, T& l) {
+      const PairContact<T>& s = c[k + at];
+      if (!(s.normalMass > T(0))) return false;  // immovable along n
+      l = normalImpulse(s, glm::dot(body.v + glm::cross(body.w, s.ra), s.normal));
+      return !changesNothing(s, l);
+    });
+    if (i < 0) {
+      k += n;
+      continue;
+    }
+    PairContact<T> s = c[k + i];  // as a value (updateContact)
+    applyContact(s, lambda, friction, [&] { return body.v + glm::cross(body.w, s.ra); },
+                 [&](const Vec3<T>& j) {
+                   body.v += body.invMass * j;
+                   body.w += body.invInertia * glm::cross(s.ra, j);
+                 });
+    if (lanes.leader()) {
+      c[k + i].lambdaNormal = s.lambdaNormal;
+      c[k + i].lambdaTangent = s.lambdaTangent;
+    }
+    lanes.sync();
+    k += i + 1;
+  }
+}
+
 /// A body's sweeps (against the colliders alone, or against its carriers in shock propagation)
 /// stop when one changed its velocity by less than 10⁻⁵ of its speed (|v| + r|ω|, r its bounding
 /// radius) plus 10⁻⁷ m/s: at 32 fixed sweeps the float and double solves of a pile still differed
@@ -533,13 +602,16 @@ SMASH_HD bool sweepSettled(const SolverBody<T>& last, const SolverBody<T>& now, 
 /// result. Warm-started (resolveAgainstStatic), a resting body needs a few; cold, the 32 sweeps of
 /// a bunny on the floor (95 contacts) left it moving at 1.5–1.9·10⁻⁵ m/s, the velocity shrinking
 /// by only 0.86 a sweep (docs/solver.md, "Warm starts against the colliders").
-template <class T>
+///
+/// Spread over `lanes` (math/lanes.h): the responses one contact to a lane, and each sweep a scan
+/// for the next contact that changes something (sweepStaticScan) — the same sweeps to the bit.
+template <class T, class Lanes = SerialLanes>
 SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
-                                 int iterations, bool untilSettled, T radius) {
-  prepareResponse<T>(body, nullptr, c, count);
+                                 int iterations, bool untilSettled, T radius, const Lanes& lanes = Lanes{}) {
+  lanes.forEach(count, [&](int k) { prepareContactResponse<T>(body, nullptr, c[k]); });
   for (int it = 0; it < iterations; ++it) {
     const SolverBody<T> last = body;
-    sweepColliderContacts<T>(body, c, count, friction, nullptr);
+    sweepStaticScan(body, c, count, friction, lanes);
     if (untilSettled && sweepSettled(last, body, radius)) break;
   }
 }
@@ -563,24 +635,65 @@ SMASH_HD void moveWithVelocityChange(Vec3<T>& centre, Mat3<T>& rotation, const V
 /// moved with the velocity change and placed by a bounce. `body` holds the velocities before the
 /// solve on entry and after it on return; centre and rotation are the body's pose. The backends
 /// (solveColliderContacts) and the reference call this one function.
-template <class T, class Previous>
+///
+/// Spread over `lanes` (math/lanes.h; CUDA: a warp a body): each pass over the contacts that is
+/// independent per contact — the first impact, the targets, the warm start's matches, the
+/// responses, the bounce's candidates — one contact to a lane; the warm start's sums in contact
+/// order; the sweeps as scans (sweepStaticScan). One lane in order is contactTargets,
+/// warmStartContacts, sweepColliderContacts and bounceTranslation in turn, to the bit.
+template <class T, class Previous, class Lanes = SerialLanes>
 SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBody<T>& body,
                                    const SolverBody<T>& start, PairContact<T>* c, int count,
                                    const Previous* previous, int previousCount, bool warm,
-                                   const ContactMaterial<T>& material, T h, int iterations, T radius, bool moved) {
+                                   const ContactMaterial<T>& material, T h, int iterations, T radius, bool moved,
+                                   const Lanes& lanes = Lanes{}) {
   const SolverBody<T> wall, predicted = body;
-  contactTargets(start, wall, body, wall, c, count, material, h, moved);
+  // contactTargets (static contacts): the first impact, a least over the contacts, then each
+  // contact's target.
+  T first = h;
+  if (material.restitution > T(0)) {
+    lanes.forEach(count, [&](int k) { first = glm::min(first, impactTime(start, wall, body, wall, c[k], material, h, moved)); });
+    first = lanes.least(first);
+  }
+  lanes.forEach(count, [&](int k) { contactTarget(start, wall, body, wall, c[k], material, h, moved, true, first); });
   if (warm) {
+    // warmStartContacts: each contact's match, the impulses summed in contact order.
     Vec3<T> linear(T(0)), angular(T(0));
-    warmStartContacts(c, count, previous, previousCount, material.friction, linear, angular);
+    int cursor = 0;
+    lanes.template forEachInOrder<Vec3<T>>(
+        count,
+        [&](int k) {
+          cursor = lanes.searchStart(k, cursor, previousCount);
+          return warmStart(c[k], previous, previousCount, material.friction, cursor);
+        },
+        [&](int k, const Vec3<T>& j) {
+          linear += j;
+          angular += glm::cross(c[k].ra, j);
+        });
     body.v += body.invMass * linear;
     body.w += body.invInertia * angular;
   }
-  solveAgainstStatic(body, c, count, material.friction, iterations, warm, radius);
+  solveAgainstStatic(body, c, count, material.friction, iterations, warm, radius, lanes);
   if (!moved) return;
   moveWithVelocityChange(centre, rotation, body.v - predicted.v, body.w - predicted.w, h);
+  // bounceTranslation, with the first impact above (the same velocities): each lane's largest
+  // move (the first on ties), then the lanes' (the smallest contact index on ties).
+  bool any = false;
+  T best = T(0);
+  int index = -1;
+  lanes.forEach(count, [&](int k) {
+    T move;
+    if (!bounceMove(start, wall, predicted, wall, body, wall, c[k], material, h, first, move)) return;
+    if (!any || move > best) {
+      any = true;
+      best = move;
+      index = k;
+    }
+  });
+  index = lanes.firstLargest(any, best, index);
   Vec3<T> normal(T(0));
-  centre += bounceTranslation(start, wall, predicted, wall, body, wall, c, count, material, h, normal) * normal;
+  if (index >= 0) normal = c[index].normal;
+  centre += best * normal;
 }
 
 /// Shock propagation (Guendelman, Bridson & Fedkiw, "Nonconvex rigid bodies with stacking", 2003;

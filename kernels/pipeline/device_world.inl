@@ -659,7 +659,7 @@ class DeviceWorld final : public World {
     const StepParams p = params();
     stage(kColliderContacts, [&] {
       const Gathered g = colliderGather();
-      launch("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * g.contacts * C,
+      launchLanes("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * g.contacts * C,
              solveLoops(g.most));
     });
     stage(kPushOut, [&] {
@@ -1532,6 +1532,15 @@ class DeviceWorld final : public World {
     record(kernel, 1, count, bytes, serialSteps);
     if (count <= 0) return;
     timed(kernel, [&] { System::forEach(exec(), context_, count, functor); });
+  }
+
+  /// launch for a functor f(i, lanes) whose element's work is spread over lanes (math/lanes.h;
+  /// CUDA: a warp an element).
+  template <class F>
+  void launchLanes(const char* kernel, int count, const F& functor, double bytes, double serialSteps = 0) {
+    record(kernel, 1, count, bytes, serialSteps);
+    if (count <= 0) return;
+    timed(kernel, [&] { System::forEachLanes(exec(), context_, count, functor); });
   }
 
   /// launch for a functor that takes a span of `span` elements a call (SweepPairContacts: 32 pair

@@ -8,6 +8,9 @@
 // static functions, so the stages in device_world.inl read the same on every backend:
 //   forEach(policy, context, count, f)           f(i) for i < count: one kernel (CUDA: blocks sized
 //                                                 so that the launch spreads over every SM)
+//   forEachLanes(policy, context, count, f)      f(i, lanes) for i < count: element i's work spread
+//                                                 over lanes (math/lanes.h; CUDA: a warp an element,
+//                                                 CPU: one thread in order)
 //   exclusiveScan(policy, in, n, out)            out[i] = Σ_{k<i} in[k]
 //   stableSortByKey(policy, keys, values, n, scratch)
 //   sortKeys(policy, keys, n)
@@ -38,7 +41,16 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include "math/lanes.h"
+
 namespace smash::pipeline {
+
+/// f(i, lanes) as f(i), the lanes one thread in order.
+template <class F>
+struct WithSerialLanes {
+  F f;
+  SMASH_HD void operator()(int i) const { f(i, SerialLanes{}); }
+};
 
 struct HostAlgorithms {
   /// Per-world state of the system: nothing on the CPU (CUDA: its stream and step graph).
@@ -60,6 +72,11 @@ struct HostAlgorithms {
     if (count <= 0) return;
     thrust::counting_iterator<int> first(0);
     thrust::for_each(policy, first, first + count, f);
+  }
+  /// f(i, lanes) for i < count, the lanes one thread in order (math/lanes.h SerialLanes).
+  template <class Policy, class F>
+  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f) {
+    forEach(policy, context, count, WithSerialLanes<F>{f});
   }
   /// The CUDA shape: as many threads as slots, those past the count doing nothing. The serial
   /// system keeps it, so the tests run the path CUDA takes (and compare it with OpenMP's).

@@ -666,18 +666,20 @@ SMASH_HD void prepareColliderResponses(const StepParams& p, int b, const BodyDat
 /// against the colliders": measured, it left piles deeper). `moved`: the pose has already moved
 /// this step (contacts after the move, the default, and every deferred contact phase), and then
 /// moves with the velocity change; before the move (the impulse method in physics.md §3's order)
-/// the position update that follows uses the new velocities.
-template <bool Warm>
+/// the position update that follows uses the new velocities. `lanes`: the threads the solve is
+/// spread over (math/lanes.h; every lane returns with the same `b`).
+template <bool Warm, class Lanes = SerialLanes>
 SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
-                                    ContactSlot* c, int count, bool moved) {
+                                    ContactSlot* c, int count, bool moved, const Lanes& lanes = Lanes{}) {
   SolverBody<float> body = solverBodyOf(p, b, 1);
   resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b), c, count,
                        Warm ? p.previousContacts + static_cast<long long>(bodyIndex) * p.contactCapacity : nullptr,
                        Warm ? p.previousColliderCount[bodyIndex] : 0, Warm, bodyMaterial(p, b), p.h,
-                       p.contactIterations, p.shapes[b.shape].radius, moved);
+                       p.contactIterations, p.shapes[b.shape].radius, moved, lanes);
   b.velocity = body.v;
   b.angularVelocity = body.w;
-  if constexpr (Warm) p.colliderContactCount[bodyIndex] = count;
+  if constexpr (Warm)
+    if (lanes.leader()) p.colliderContactCount[bodyIndex] = count;
 }
 
 /// A shape's rest offsets as the push-out reads them.
@@ -985,15 +987,18 @@ SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, 
   p.pushGate[bodyIndex] = push && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
 }
 
-/// Per body: sequential impulses over its contacts (ColliderManifold's). Then arms the first
-/// push-out pass.
+/// Per body, over the system's lanes (math/lanes.h: a warp on CUDA, one thread in order on a
+/// CPU): sequential impulses over its contacts (ColliderManifold's). Then arms the first push-out
+/// pass.
 struct SolveColliderContacts {
   StepParams p;
-  SMASH_HD void operator()(int bodyIndex) const {
+  template <class Lanes>
+  SMASH_HD void operator()(int bodyIndex, const Lanes& lanes) const {
     BodyData b = p.bodies[bodyIndex];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
     const int count = p.colliderContactCount[bodyIndex];
-    if (count > 0) solveColliderContacts<true>(p, bodyIndex, p.bodiesStart[bodyIndex], b, slots, count, true);
+    if (count > 0) solveColliderContacts<true>(p, bodyIndex, p.bodiesStart[bodyIndex], b, slots, count, true, lanes);
+    if (!lanes.leader()) return;
     p.bodies[bodyIndex] = b;
     armPushOut(p, bodyIndex, b, !b.asleep);  // a sleeping body is not pushed
   }
