@@ -74,12 +74,15 @@ struct CudaSystem {
     int plainSteps = 0;  // since the last (re)start: capture only once temporaries are cached
     int multiprocessors = 1;
     bool spread = true;  // forEach's blocks sized to cover every SM (SMASH_CUDA_SPREAD=0: 256 threads)
+    bool lanes = true;   // forEachLanes on a warp an element (SMASH_CUDA_LANES=0: one thread, in order)
     Context() {
       SMASH_CUDA_CHECK(cudaStreamCreate(&stream));
       const char* setting = std::getenv("SMASH_CUDA_GRAPH");
       graphs = !(setting && std::string(setting) == "0");
       const char* spreading = std::getenv("SMASH_CUDA_SPREAD");
       spread = !(spreading && std::string(spreading) == "0");
+      const char* laning = std::getenv("SMASH_CUDA_LANES");
+      lanes = !(laning && std::string(laning) == "0");
       int device = 0;
       SMASH_CUDA_CHECK(cudaGetDevice(&device));
       SMASH_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
@@ -122,9 +125,15 @@ struct CudaSystem {
 
   /// f(i, lanes) for i < count, a warp each, in blocks of 1 to 8 warps sized so that the launch
   /// has a block on every SM where it can (as forEach).
+  /// SMASH_CUDA_LANES=0: a thread an element, its lanes in order (the form before the warps, for
+  /// comparison: the same results).
   template <class Policy, class F>
-  static void forEachLanes(Policy&&, Context& context, int count, const F& f) {
+  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f) {
     if (count <= 0) return;
+    if (!context.lanes) {
+      forEach(policy, context, count, WithSerialLanes<F>{f});
+      return;
+    }
     const int perSm = (count + context.multiprocessors - 1) / context.multiprocessors;
     const int warps = context.spread ? std::min(8, perSm) : 8;
     const int block = warps * WarpLanes::kWidth;

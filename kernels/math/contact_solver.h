@@ -648,14 +648,18 @@ SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBod
                                    const ContactMaterial<T>& material, T h, int iterations, T radius, bool moved,
                                    const Lanes& lanes = Lanes{}) {
   const SolverBody<T> wall, predicted = body;
-  // contactTargets (static contacts): the first impact, a least over the contacts, then each
-  // contact's target.
-  T first = h;
-  if (material.restitution > T(0)) {
-    lanes.forEach(count, [&](int k) { first = glm::min(first, impactTime(start, wall, body, wall, c[k], material, h, moved)); });
-    first = lanes.least(first);
+  // firstImpact: a least over the contacts (of the velocities before the solve).
+  auto firstImpactOver = [&] {
+    T first = h;
+    if (!(material.restitution > T(0))) return first;
+    lanes.forEach(count, [&](int k) { first = glm::min(first, impactTime(start, wall, predicted, wall, c[k], material, h, moved)); });
+    return lanes.least(first);
+  };
+  // contactTargets (static contacts).
+  {
+    const T first = firstImpactOver();
+    lanes.forEach(count, [&](int k) { contactTarget(start, wall, predicted, wall, c[k], material, h, moved, true, first); });
   }
-  lanes.forEach(count, [&](int k) { contactTarget(start, wall, body, wall, c[k], material, h, moved, true, first); });
   if (warm) {
     // warmStartContacts: each contact's match, the impulses summed in contact order.
     Vec3<T> linear(T(0)), angular(T(0));
@@ -676,8 +680,10 @@ SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBod
   solveAgainstStatic(body, c, count, material.friction, iterations, warm, radius, lanes);
   if (!moved) return;
   moveWithVelocityChange(centre, rotation, body.v - predicted.v, body.w - predicted.w, h);
-  // bounceTranslation, with the first impact above (the same velocities): each lane's largest
-  // move (the first on ties), then the lanes' (the smallest contact index on ties).
+  // bounceTranslation: each lane's largest move (the first on ties), then the lanes' (the smallest
+  // contact index on ties). (The first impact is taken again, not kept across the solve: kept, it
+  // cost the cold solve's kernel, PrepareBodiesWide, spills.)
+  const T first = firstImpactOver();
   bool any = false;
   T best = T(0);
   int index = -1;

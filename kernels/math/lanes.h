@@ -136,3 +136,13 @@ struct WarpLanes {
 #endif
 
 }  // namespace smash
+
+namespace smash::pipeline {
+/// f(i, lanes) as f(i), the lanes one thread in order (the CPU systems' forEachLanes; CUDA's
+/// with SMASH_CUDA_LANES=0).
+template <class F>
+struct WithSerialLanes {
+  F f;
+  SMASH_HD void operator()(int i) const { f(i, SerialLanes{}); }
+};
+}  // namespace smash::pipeline

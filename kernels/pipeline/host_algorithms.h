@@ -45,13 +45,6 @@
 
 namespace smash::pipeline {
 
-/// f(i, lanes) as f(i), the lanes one thread in order.
-template <class F>
-struct WithSerialLanes {
-  F f;
-  SMASH_HD void operator()(int i) const { f(i, SerialLanes{}); }
-};
-
 struct HostAlgorithms {
   /// Per-world state of the system: nothing on the CPU (CUDA: its stream and step graph).
   struct Context {};
