@@ -126,9 +126,10 @@ struct CudaSystem {
   /// f(i, lanes) for i < count, a warp each, in blocks of 1 to 8 warps sized so that the launch
   /// has a block on every SM where it can (as forEach).
   /// SMASH_CUDA_LANES=0: a thread an element, its lanes in order (the form before the warps, for
-  /// comparison: the same results).
+  /// comparison: the same results). Nothing is counted (`steps`: the model's census runs on a
+  /// CPU system).
   template <class Policy, class F>
-  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f) {
+  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f, int* /*steps*/ = nullptr) {
     if (count <= 0) return;
     if (!context.lanes) {
       forEach(policy, context, count, WithSerialLanes<F>{f});

@@ -39,8 +39,8 @@ struct OmpSystem : HostAlgorithms {
       HostAlgorithms::forEach(policy, context, count, f);
   }
   template <class Policy, class F>
-  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f) {
-    forEach(policy, context, count, WithSerialLanes<F>{f});
+  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f, int* steps = nullptr) {
+    forEach(policy, context, count, WithSerialLanes<F>{f, steps});
   }
 };
 }  // namespace

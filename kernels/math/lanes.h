@@ -23,21 +23,27 @@
 
 namespace smash {
 
-/// One thread, the lanes in order.
+/// One thread, the lanes in order. `steps` (the GPU model's census on a CPU system; else null)
+/// counts the chain a warp would run for the same work: a pass over n contacts ⌈n/32⌉ steps, a
+/// scan 1 (2 when it applies a contact), an ordered sum ⌈n/32⌉ + n, a reduction over the lanes 5.
 struct SerialLanes {
   static constexpr int kWidth = 32;  ///< contacts a scan looks at together (firstWhere's window)
+  static constexpr int kReduceSteps = 5;  ///< log2(kWidth): a reduction over a warp's lanes
+  int* steps = nullptr;
   SMASH_HD bool leader() const { return true; }
   /// Stores of one lane visible to the others.
   SMASH_HD void sync() const {}
   /// f(k) for every k < count, by some lane.
   template <class F>
   SMASH_HD void forEach(int count, const F& f) const {
+    count_((count + kWidth - 1) / kWidth);
     for (int k = 0; k < count; ++k) f(k);
   }
   /// value = f(k) for every k < count by some lane, then take(k, value) for every k in order, on
   /// every lane (an ordered sum).
   template <class V, class F, class Take>
   SMASH_HD void forEachInOrder(int count, const F& f, const Take& take) const {
+    count_((count + kWidth - 1) / kWidth + count);
     for (int k = 0; k < count; ++k) take(k, static_cast<V>(f(k)));
   }
   /// The first i < n (n ≤ kWidth) for which f(i, value) is true, with the value that call wrote,
@@ -45,12 +51,17 @@ struct SerialLanes {
   template <class V, class F>
   SMASH_HD int firstWhere(int n, V& value, const F& f) const {
     for (int i = 0; i < n; ++i)
-      if (f(i, value)) return i;
+      if (f(i, value)) {
+        count_(2);
+        return i;
+      }
+    count_(1);
     return -1;
   }
   /// The least of every lane's x (one lane: x itself).
   template <class T>
   SMASH_HD T least(T x) const {
+    count_(kReduceSteps);
     return x;
   }
   /// Of every lane's candidate (`any`, `value`, `index`), the largest value, the smallest index on
@@ -58,11 +69,17 @@ struct SerialLanes {
   /// lane has one).
   template <class T>
   SMASH_HD int firstLargest(bool any, T& /*value*/, int index) const {
+    count_(kReduceSteps);
     return any ? index : -1;
   }
   /// Where contact k's search of last step's list starts, `cursor` being where the search of the
   /// contact before it (in this lane) left off: the lanes in order carry the cursor.
   SMASH_HD int searchStart(int /*k*/, int cursor, int /*previousCount*/) const { return cursor; }
+
+ private:
+  SMASH_HD void count_(int n) const {
+    if (steps) *steps += n;
+  }
 };
 
 #if defined(__CUDACC__)
@@ -139,10 +156,11 @@ struct WarpLanes {
 
 namespace smash::pipeline {
 /// f(i, lanes) as f(i), the lanes one thread in order (the CPU systems' forEachLanes; CUDA's
-/// with SMASH_CUDA_LANES=0).
+/// with SMASH_CUDA_LANES=0). `steps` (may be null): element i's warp chain counted in steps[i].
 template <class F>
 struct WithSerialLanes {
   F f;
-  SMASH_HD void operator()(int i) const { f(i, SerialLanes{}); }
+  int* steps = nullptr;
+  SMASH_HD void operator()(int i) const { f(i, SerialLanes{steps ? steps + i : nullptr}); }
 };
 }  // namespace smash::pipeline

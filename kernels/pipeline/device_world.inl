@@ -659,8 +659,7 @@ class DeviceWorld final : public World {
     const StepParams p = params();
     stage(kColliderContacts, [&] {
       const Gathered g = colliderGather();
-      launchLanes("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * g.contacts * C,
-             solveLoops(g.most));
+      launchLanes("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * g.contacts * C);
     });
     stage(kPushOut, [&] {
       pushOutPasses();
@@ -1535,12 +1534,17 @@ class DeviceWorld final : public World {
   }
 
   /// launch for a functor f(i, lanes) whose element's work is spread over lanes (math/lanes.h;
-  /// CUDA: a warp an element).
+  /// CUDA: a warp an element). For the model (census, on a CPU system), the longest chain one
+  /// warp runs, counted as the lanes run in order.
   template <class F>
-  void launchLanes(const char* kernel, int count, const F& functor, double bytes, double serialSteps = 0) {
-    record(kernel, 1, count, bytes, serialSteps);
-    if (count <= 0) return;
-    timed(kernel, [&] { System::forEachLanes(exec(), context_, count, functor); });
+  void launchLanes(const char* kernel, int count, const F& functor, double bytes) {
+    if (count <= 0) {
+      record(kernel, 1, count, bytes);
+      return;
+    }
+    std::vector<int> steps(census_ ? static_cast<std::size_t>(count) : 0, 0);
+    timed(kernel, [&] { System::forEachLanes(exec(), context_, count, functor, census_ ? steps.data() : nullptr); });
+    record(kernel, 1, count, bytes, census_ ? *std::max_element(steps.begin(), steps.end()) : 0.0);
   }
 
   /// launch for a functor that takes a span of `span` elements a call (SweepPairContacts: 32 pair

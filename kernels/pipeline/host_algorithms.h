@@ -8,9 +8,10 @@
 // static functions, so the stages in device_world.inl read the same on every backend:
 //   forEach(policy, context, count, f)           f(i) for i < count: one kernel (CUDA: blocks sized
 //                                                 so that the launch spreads over every SM)
-//   forEachLanes(policy, context, count, f)      f(i, lanes) for i < count: element i's work spread
-//                                                 over lanes (math/lanes.h; CUDA: a warp an element,
-//                                                 CPU: one thread in order)
+//   forEachLanes(policy, context, count, f, steps)  f(i, lanes) for i < count: element i's work
+//                                                 spread over lanes (math/lanes.h; CUDA: a warp an
+//                                                 element, CPU: one thread in order, counting each
+//                                                 element's warp chain into host `steps` if given)
 //   exclusiveScan(policy, in, n, out)            out[i] = Σ_{k<i} in[k]
 //   stableSortByKey(policy, keys, values, n, scratch)
 //   sortKeys(policy, keys, n)
@@ -66,10 +67,11 @@ struct HostAlgorithms {
     thrust::counting_iterator<int> first(0);
     thrust::for_each(policy, first, first + count, f);
   }
-  /// f(i, lanes) for i < count, the lanes one thread in order (math/lanes.h SerialLanes).
+  /// f(i, lanes) for i < count, the lanes one thread in order (math/lanes.h SerialLanes);
+  /// `steps` (host memory, may be null): each element's warp chain, counted (the GPU model).
   template <class Policy, class F>
-  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f) {
-    forEach(policy, context, count, WithSerialLanes<F>{f});
+  static void forEachLanes(Policy&& policy, Context& context, int count, const F& f, int* steps = nullptr) {
+    forEach(policy, context, count, WithSerialLanes<F>{f, steps});
   }
   /// The CUDA shape: as many threads as slots, those past the count doing nothing. The serial
   /// system keeps it, so the tests run the path CUDA takes (and compare it with OpenMP's).
