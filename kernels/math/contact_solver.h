@@ -502,22 +502,42 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
 /// onB. `FixedAtRest`: the fixed side is a collider (velocities zero): its point velocity, +0 in
 /// every component for finite lever arms (0 + (0·r − 0·r) = +0), is not computed, and x − (+0) = x
 /// to the bit, so the relative velocity is the moving side's own.
-template <class T, bool AMoves, bool FixedAtRest = false>
+template <class T, bool AMoves, bool FixedAtRest = false, class Lanes = SerialLanes>
 SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, PairContact<T>* c, int count,
-                            T friction, PairImpulse<T>* onMoving) {
-  for (int k = 0; k < count; ++k) {
-    PairContact<T> s = c[k];  // as a value (updateContact)
+                            T friction, PairImpulse<T>* onMoving, const Lanes& lanes = Lanes{}) {
+  // relativeVelocity's two terms: a's minus b's point velocity.
+  auto fixedVelocity = [&](const PairContact<T>& s) {
+    Vec3<T> v(T(0));
+    if constexpr (!FixedAtRest) v = AMoves ? fixed.v + glm::cross(fixed.w, s.rb) : fixed.v + glm::cross(fixed.w, s.ra);
+    return v;
+  };
+  auto relative = [&](const PairContact<T>& s, const Vec3<T>& vFixed) {
+    const Vec3<T> vMoving = moving.v + glm::cross(moving.w, AMoves ? s.ra : s.rb);
+    if constexpr (FixedAtRest && AMoves) return vMoving;
+    else return AMoves ? vMoving - vFixed : vFixed - vMoving;
+  };
+  // The scan (math/lanes.h): the lanes test the next kWidth contacts against the velocities now;
+  // every one before the first that changes something changes nothing (updateContact's early
+  // return), as it would in the chain, so the first is applied — on every lane, each holding the
+  // moving side — and the scan resumes after it. One lane in order is the chain itself.
+  for (int k = 0; k < count;) {
+    const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
+    T lambda = T(0);
+    const int first = lanes.firstWhere(n, lambda, [&](int at, T& l) {
+      const PairContact<T>& s = c[k + at];
+      if (!(s.normalMass > T(0))) return false;  // immovable along n
+      l = normalImpulse(s, glm::dot(relative(s, fixedVelocity(s)), s.normal));
+      return !changesNothing(s, l);
+    });
+    if (first < 0) {
+      k += n;
+      continue;
+    }
+    PairContact<T> s = c[k + first];  // as a value (updateContact)
     const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
-    // relativeVelocity's two terms: a's minus b's point velocity.
-    Vec3<T> vFixed(T(0));
-    if constexpr (!FixedAtRest)
-      vFixed = AMoves ? fixed.v + glm::cross(fixed.w, s.rb) : fixed.v + glm::cross(fixed.w, s.ra);
-    auto relative = [&] {
-      const Vec3<T> vMoving = moving.v + glm::cross(moving.w, rm);
-      if constexpr (FixedAtRest && AMoves) return vMoving;
-      else return AMoves ? vMoving - vFixed : vFixed - vMoving;
-    };
-    auto apply = [&](const Vec3<T>& j) {  // j acts on a; b receives −j
+    const Vec3<T> vFixed = fixedVelocity(s);
+    applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) {
+      // j acts on a; b receives −j
       if (AMoves) {
         moving.v += moving.invMass * j;
         moving.w += moving.invInertia * glm::cross(rm, j);
@@ -533,56 +553,23 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
           onMoving->angular -= glm::cross(rm, j);
         }
       }
-    };
-    if (!(s.normalMass > T(0))) continue;  // immovable along n
-    updateContact(s, friction, relative, apply);
-    c[k].lambdaNormal = s.lambdaNormal;
-    c[k].lambdaTangent = s.lambdaTangent;
+    });
+    if (lanes.leader()) {
+      c[k + first].lambdaNormal = s.lambdaNormal;
+      c[k + first].lambdaTangent = s.lambdaTangent;
+    }
+    lanes.sync();
+    k += first + 1;
   }
 }
 
 /// One sweep of a body's collider contacts (the colliders: at rest, immovable). `onBody` (may be
 /// null) gathers the impulses the body received.
-template <class T>
+template <class T, class Lanes = SerialLanes>
 SMASH_HD void sweepColliderContacts(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
-                                    PairImpulse<T>* onBody) {
+                                    PairImpulse<T>* onBody, const Lanes& lanes = Lanes{}) {
   const SolverBody<T> wall;
-  sweepOneSided<T, true, true>(body, wall, c, count, friction, onBody);
-}
-
-/// sweepColliderContacts (no impulses gathered) as a scan over `lanes` (math/lanes.h): the lanes
-/// test the next kWidth contacts against the body's velocity now; every one before the first that
-/// changes something changes nothing (updateContact's early return), as it would in the chain, so
-/// the first is applied — on every lane, each holding the body — and the scan resumes after it.
-/// One lane in order (SerialLanes) is sweepColliderContacts itself.
-template <class T, class Lanes>
-SMASH_HD void sweepStaticScan(SolverBody<T>& body, PairContact<T>* c, int count, T friction, const Lanes& lanes) {
-  for (int k = 0; k < count;) {
-    const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
-    T lambda = T(0);
-    const int i = lanes.firstWhere(n, lambda, [&](int at, T& l) {
-      const PairContact<T>& s = c[k + at];
-      if (!(s.normalMass > T(0))) return false;  // immovable along n
-      l = normalImpulse(s, glm::dot(body.v + glm::cross(body.w, s.ra), s.normal));
-      return !changesNothing(s, l);
-    });
-    if (i < 0) {
-      k += n;
-      continue;
-    }
-    PairContact<T> s = c[k + i];  // as a value (updateContact)
-    applyContact(s, lambda, friction, [&] { return body.v + glm::cross(body.w, s.ra); },
-                 [&](const Vec3<T>& j) {
-                   body.v += body.invMass * j;
-                   body.w += body.invInertia * glm::cross(s.ra, j);
-                 });
-    if (lanes.leader()) {
-      c[k + i].lambdaNormal = s.lambdaNormal;
-      c[k + i].lambdaTangent = s.lambdaTangent;
-    }
-    lanes.sync();
-    k += i + 1;
-  }
+  sweepOneSided<T, true, true>(body, wall, c, count, friction, onBody, lanes);
 }
 
 /// A body's sweeps (against the colliders alone, or against its carriers in shock propagation)
@@ -604,14 +591,14 @@ SMASH_HD bool sweepSettled(const SolverBody<T>& last, const SolverBody<T>& now, 
 /// by only 0.86 a sweep (docs/solver.md, "Warm starts against the colliders").
 ///
 /// Spread over `lanes` (math/lanes.h): the responses one contact to a lane, and each sweep a scan
-/// for the next contact that changes something (sweepStaticScan) — the same sweeps to the bit.
+/// for the next contact that changes something (sweepOneSided) — the same sweeps to the bit.
 template <class T, class Lanes = SerialLanes>
 SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
                                  int iterations, bool untilSettled, T radius, const Lanes& lanes = Lanes{}) {
   lanes.forEach(count, [&](int k) { prepareContactResponse<T>(body, nullptr, c[k]); });
   for (int it = 0; it < iterations; ++it) {
     const SolverBody<T> last = body;
-    sweepStaticScan(body, c, count, friction, lanes);
+    sweepColliderContacts<T>(body, c, count, friction, nullptr, lanes);
     if (untilSettled && sweepSettled(last, body, radius)) break;
   }
 }
@@ -639,7 +626,7 @@ SMASH_HD void moveWithVelocityChange(Vec3<T>& centre, Mat3<T>& rotation, const V
 /// Spread over `lanes` (math/lanes.h; CUDA: a warp a body): each pass over the contacts that is
 /// independent per contact — the first impact, the targets, the warm start's matches, the
 /// responses, the bounce's candidates — one contact to a lane; the warm start's sums in contact
-/// order; the sweeps as scans (sweepStaticScan). One lane in order is contactTargets,
+/// order; the sweeps as scans (sweepOneSided). One lane in order is contactTargets,
 /// warmStartContacts, sweepColliderContacts and bounceTranslation in turn, to the bit.
 template <class T, class Previous, class Lanes = SerialLanes>
 SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBody<T>& body,
