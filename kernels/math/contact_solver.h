@@ -516,50 +516,68 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
     if constexpr (FixedAtRest && AMoves) return vMoving;
     else return AMoves ? vMoving - vFixed : vFixed - vMoving;
   };
-  // The scan (math/lanes.h): the lanes test the next kWidth contacts against the velocities now;
-  // every one before the first that changes something changes nothing (updateContact's early
-  // return), as it would in the chain, so the first is applied — on every lane, each holding the
-  // moving side — and the scan resumes after it. One lane in order is the chain itself.
-  for (int k = 0; k < count;) {
-    const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
-    T lambda = T(0);
-    const int first = lanes.firstWhere(n, lambda, [&](int at, T& l) {
-      const PairContact<T>& s = c[k + at];
-      if (!(s.normalMass > T(0))) return false;  // immovable along n
-      l = normalImpulse(s, glm::dot(relative(s, fixedVelocity(s)), s.normal));
-      return !changesNothing(s, l);
-    });
-    if (first < 0) {
-      k += n;
-      continue;
-    }
-    PairContact<T> s = c[k + first];  // as a value (updateContact)
-    const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
-    const Vec3<T> vFixed = fixedVelocity(s);
-    applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) {
-      // j acts on a; b receives −j
-      if (AMoves) {
-        moving.v += moving.invMass * j;
-        moving.w += moving.invInertia * glm::cross(rm, j);
-        if (onMoving) {
-          onMoving->linear += j;
-          onMoving->angular += glm::cross(rm, j);
-        }
-      } else {
-        moving.v -= moving.invMass * j;
-        moving.w -= moving.invInertia * glm::cross(rm, j);
-        if (onMoving) {
-          onMoving->linear -= j;
-          onMoving->angular -= glm::cross(rm, j);
-        }
+  auto apply = [&](const Vec3<T>& rm, const Vec3<T>& j) {  // j acts on a; b receives −j
+    if (AMoves) {
+      moving.v += moving.invMass * j;
+      moving.w += moving.invInertia * glm::cross(rm, j);
+      if (onMoving) {
+        onMoving->linear += j;
+        onMoving->angular += glm::cross(rm, j);
       }
-    });
-    if (lanes.leader()) {
-      c[k + first].lambdaNormal = s.lambdaNormal;
-      c[k + first].lambdaTangent = s.lambdaTangent;
+    } else {
+      moving.v -= moving.invMass * j;
+      moving.w -= moving.invInertia * glm::cross(rm, j);
+      if (onMoving) {
+        onMoving->linear -= j;
+        onMoving->angular -= glm::cross(rm, j);
+      }
     }
-    lanes.sync();
-    k += first + 1;
+  };
+  if constexpr (Lanes::kWidth == 1) {
+    // One lane: the chain, contact after contact (the scan below with a window of one, written
+    // plainly: ptxas gave the one-thread kernels — ShockVelocities — a stack in the scan's form).
+    for (int k = 0; k < count; ++k) {
+      PairContact<T> s = c[k];  // as a value (updateContact)
+      if (!(s.normalMass > T(0))) continue;  // immovable along n
+      const Vec3<T> vFixed = fixedVelocity(s);
+      const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
+      const T lambda = normalImpulse(s, glm::dot(relative(s, vFixed), s.normal));
+      const bool applies = !changesNothing(s, lambda);
+      lanes.scanned(applies);
+      if (!applies) continue;
+      applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) { apply(rm, j); });
+      c[k].lambdaNormal = s.lambdaNormal;
+      c[k].lambdaTangent = s.lambdaTangent;
+    }
+  } else {
+    // The scan (math/lanes.h): the lanes test the next kWidth contacts against the velocities now;
+    // every one before the first that changes something changes nothing (updateContact's early
+    // return), as it would in the chain, so the first is applied — on every lane, each holding the
+    // moving side — and the scan resumes after it.
+    for (int k = 0; k < count;) {
+      const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
+      T lambda = T(0);
+      const int first = lanes.firstWhere(n, lambda, [&](int at, T& l) {
+        const PairContact<T>& s = c[k + at];
+        if (!(s.normalMass > T(0))) return false;  // immovable along n
+        l = normalImpulse(s, glm::dot(relative(s, fixedVelocity(s)), s.normal));
+        return !changesNothing(s, l);
+      });
+      if (first < 0) {
+        k += n;
+        continue;
+      }
+      PairContact<T> s = c[k + first];  // as a value (updateContact)
+      const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
+      const Vec3<T> vFixed = fixedVelocity(s);
+      applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) { apply(rm, j); });
+      if (lanes.leader()) {
+        c[k + first].lambdaNormal = s.lambdaNormal;
+        c[k + first].lambdaTangent = s.lambdaTangent;
+      }
+      lanes.sync();
+      k += first + 1;
+    }
   }
 }
 
@@ -668,8 +686,8 @@ SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBod
   if (!moved) return;
   moveWithVelocityChange(centre, rotation, body.v - predicted.v, body.w - predicted.w, h);
   // bounceTranslation: each lane's largest move (the first on ties), then the lanes' (the smallest
-  // contact index on ties). (The first impact is taken again, not kept across the solve: kept, it
-  // cost the cold solve's kernel, PrepareBodiesWide, spills.)
+  // contact index on ties). The first impact is taken again (the same velocities, the same value)
+  // rather than kept live across the solve.
   const T first = firstImpactOver();
   bool any = false;
   T best = T(0);

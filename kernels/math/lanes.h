@@ -15,7 +15,8 @@
 // contacts are taken in contact order.
 //
 // SerialLanes is one thread doing the lanes' work in order: every CPU caller and the reference,
-// the same arithmetic in the same order as the chain. WarpLanes (CUDA only) is a warp; the CUDA
+// the same arithmetic in the same order as the chain. (kernels/math/contact_lanes.h is another
+// thing: the CPU's SSE sweep of four pairs at once.) WarpLanes (CUDA only) is a warp; the CUDA
 // system launches a body's solve on one (CudaSystem::forEachLanes).
 #pragma once
 
@@ -23,12 +24,16 @@
 
 namespace smash {
 
-/// One thread, the lanes in order. `steps` (the GPU model's census on a CPU system; else null)
-/// counts the chain a warp would run for the same work: a pass over n contacts ⌈n/32⌉ steps, a
-/// scan 1 (2 when it applies a contact), an ordered sum ⌈n/32⌉ + n, a reduction over the lanes 5.
+/// One thread, the lanes in order: a scan's window is one contact (the chain as written plainly).
+/// `steps` (the GPU model's census on a CPU system; else null) counts, in 1/kWarp steps
+/// (kStepUnits a step), about the chain a warp would run for the same work: a pass over n
+/// contacts ⌈n/32⌉ steps, a contact a scan passes over 1/32, one it applies 2 (the scan that
+/// finds it and the update), an ordered sum ⌈n/32⌉ + n, a reduction over the lanes 5.
 struct SerialLanes {
-  static constexpr int kWidth = 32;  ///< contacts a scan looks at together (firstWhere's window)
-  static constexpr int kReduceSteps = 5;  ///< log2(kWidth): a reduction over a warp's lanes
+  static constexpr int kWidth = 1;        ///< contacts a scan looks at together
+  static constexpr int kWarp = 32;        ///< the warp the census counts for
+  static constexpr int kStepUnits = 32;   ///< `steps` units per step of a warp's chain
+  static constexpr int kReduceSteps = 5;  ///< log2(kWarp): a reduction over a warp's lanes
   int* steps = nullptr;
   SMASH_HD bool leader() const { return true; }
   /// Stores of one lane visible to the others.
@@ -36,32 +41,23 @@ struct SerialLanes {
   /// f(k) for every k < count, by some lane.
   template <class F>
   SMASH_HD void forEach(int count, const F& f) const {
-    count_((count + kWidth - 1) / kWidth);
+    count_((count + kWarp - 1) / kWarp * kStepUnits);
     for (int k = 0; k < count; ++k) f(k);
   }
   /// value = f(k) for every k < count by some lane, then take(k, value) for every k in order, on
   /// every lane (an ordered sum).
   template <class V, class F, class Take>
   SMASH_HD void forEachInOrder(int count, const F& f, const Take& take) const {
-    count_((count + kWidth - 1) / kWidth + count);
+    count_(((count + kWarp - 1) / kWarp + count) * kStepUnits);
     for (int k = 0; k < count; ++k) take(k, static_cast<V>(f(k)));
   }
-  /// The first i < n (n ≤ kWidth) for which f(i, value) is true, with the value that call wrote,
-  /// on every lane; −1 when none is.
-  template <class V, class F>
-  SMASH_HD int firstWhere(int n, V& value, const F& f) const {
-    for (int i = 0; i < n; ++i)
-      if (f(i, value)) {
-        count_(2);
-        return i;
-      }
-    count_(1);
-    return -1;
-  }
+  /// A scan's window is one contact (the sweep is the chain, contact_solver.h sweepOneSided):
+  /// counts one contact looked at, `applied` or passed over.
+  SMASH_HD void scanned(bool applied) const { count_(applied ? 2 * kStepUnits : kStepUnits / kWarp); }
   /// The least of every lane's x (one lane: x itself).
   template <class T>
   SMASH_HD T least(T x) const {
-    count_(kReduceSteps);
+    count_(kReduceSteps * kStepUnits);
     return x;
   }
   /// Of every lane's candidate (`any`, `value`, `index`), the largest value, the smallest index on
@@ -69,7 +65,7 @@ struct SerialLanes {
   /// lane has one).
   template <class T>
   SMASH_HD int firstLargest(bool any, T& /*value*/, int index) const {
-    count_(kReduceSteps);
+    count_(kReduceSteps * kStepUnits);
     return any ? index : -1;
   }
   /// Where contact k's search of last step's list starts, `cursor` being where the search of the
