@@ -534,17 +534,15 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
     }
   };
   if constexpr (Lanes::kWidth == 1) {
-    // One lane: the chain, contact after contact (the scan below with a window of one, written
-    // plainly: ptxas gave the one-thread kernels — ShockVelocities — a stack in the scan's form).
+    // A window of one (one GPU thread, math/lanes.h SerialLanes): the scan below written plainly,
+    // the chain contact after contact.
     for (int k = 0; k < count; ++k) {
       PairContact<T> s = c[k];  // as a value (updateContact)
       if (!(s.normalMass > T(0))) continue;  // immovable along n
       const Vec3<T> vFixed = fixedVelocity(s);
       const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
       const T lambda = normalImpulse(s, glm::dot(relative(s, vFixed), s.normal));
-      const bool applies = !changesNothing(s, lambda);
-      lanes.scanned(applies);
-      if (!applies) continue;
+      if (changesNothing(s, lambda)) continue;
       applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) { apply(rm, j); });
       c[k].lambdaNormal = s.lambdaNormal;
       c[k].lambdaTangent = s.lambdaTangent;

@@ -24,15 +24,22 @@
 
 namespace smash {
 
-/// One thread, the lanes in order: a scan's window is one contact (the chain as written plainly).
-/// `steps` (the GPU model's census on a CPU system; else null) counts, in 1/kWarp steps
-/// (kStepUnits a step), about the chain a warp would run for the same work: a pass over n
-/// contacts ⌈n/32⌉ steps, a contact a scan passes over 1/32, one it applies 2 (the scan that
-/// finds it and the update), an ordered sum ⌈n/32⌉ + n, a reduction over the lanes 5.
+/// One thread, the lanes in order. A sweep's scan looks at 32 contacts at a time on a CPU — the
+/// warp's windows, so the CPU tests run the scan a warp runs and the census counts its chain
+/// exactly (as fast as the chain written plainly: 256 resting bunnies, OpenMP 2 threads, within
+/// the noise over five alternating runs) — and at one on a GPU thread, where it is the chain
+/// written plainly (ptxas gave the one-thread kernels, ShockVelocities, a stack in the scan's
+/// form): the same contacts applied in the same order either way. `steps` (the GPU
+/// model's census on a CPU system; else null) counts the chain a warp would run for the same
+/// work: a pass over n contacts ⌈n/32⌉ steps, a scan 1 (2 when it applies a contact: its windows
+/// are a warp's), an ordered sum ⌈n/32⌉ + n, a reduction over the lanes 5.
 struct SerialLanes {
-  static constexpr int kWidth = 1;        ///< contacts a scan looks at together
+#if defined(__CUDA_ARCH__)
+  static constexpr int kWidth = 1;   ///< contacts a scan looks at together
+#else
+  static constexpr int kWidth = 32;
+#endif
   static constexpr int kWarp = 32;        ///< the warp the census counts for
-  static constexpr int kStepUnits = 32;   ///< `steps` units per step of a warp's chain
   static constexpr int kReduceSteps = 5;  ///< log2(kWarp): a reduction over a warp's lanes
   int* steps = nullptr;
   SMASH_HD bool leader() const { return true; }
@@ -41,23 +48,32 @@ struct SerialLanes {
   /// f(k) for every k < count, by some lane.
   template <class F>
   SMASH_HD void forEach(int count, const F& f) const {
-    count_((count + kWarp - 1) / kWarp * kStepUnits);
+    count_((count + kWarp - 1) / kWarp);
     for (int k = 0; k < count; ++k) f(k);
   }
   /// value = f(k) for every k < count by some lane, then take(k, value) for every k in order, on
   /// every lane (an ordered sum).
   template <class V, class F, class Take>
   SMASH_HD void forEachInOrder(int count, const F& f, const Take& take) const {
-    count_(((count + kWarp - 1) / kWarp + count) * kStepUnits);
+    count_((count + kWarp - 1) / kWarp + count);
     for (int k = 0; k < count; ++k) take(k, static_cast<V>(f(k)));
   }
-  /// A scan's window is one contact (the sweep is the chain, contact_solver.h sweepOneSided):
-  /// counts one contact looked at, `applied` or passed over.
-  SMASH_HD void scanned(bool applied) const { count_(applied ? 2 * kStepUnits : kStepUnits / kWarp); }
+  /// The first i < n (n ≤ kWidth) for which f(i, value) is true, with the value that call wrote,
+  /// on every lane; −1 when none is.
+  template <class V, class F>
+  SMASH_HD int firstWhere(int n, V& value, const F& f) const {
+    for (int i = 0; i < n; ++i)
+      if (f(i, value)) {
+        count_(2);
+        return i;
+      }
+    count_(1);
+    return -1;
+  }
   /// The least of every lane's x (one lane: x itself).
   template <class T>
   SMASH_HD T least(T x) const {
-    count_(kReduceSteps * kStepUnits);
+    count_(kReduceSteps);
     return x;
   }
   /// Of every lane's candidate (`any`, `value`, `index`), the largest value, the smallest index on
@@ -65,7 +81,7 @@ struct SerialLanes {
   /// lane has one).
   template <class T>
   SMASH_HD int firstLargest(bool any, T& /*value*/, int index) const {
-    count_(kReduceSteps * kStepUnits);
+    count_(kReduceSteps);
     return any ? index : -1;
   }
   /// Where contact k's search of last step's list starts, `cursor` being where the search of the

@@ -1544,8 +1544,7 @@ class DeviceWorld final : public World {
     }
     std::vector<int> steps(census_ ? static_cast<std::size_t>(count) : 0, 0);
     timed(kernel, [&] { System::forEachLanes(exec(), context_, count, functor, census_ ? steps.data() : nullptr); });
-    record(kernel, 1, count, bytes,
-           census_ ? double(*std::max_element(steps.begin(), steps.end())) / SerialLanes::kStepUnits : 0.0);
+    record(kernel, 1, count, bytes, census_ ? double(*std::max_element(steps.begin(), steps.end())) : 0.0);
   }
 
   /// launch for a functor that takes a span of `span` elements a call (SweepPairContacts: 32 pair
