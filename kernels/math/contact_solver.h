@@ -751,13 +751,13 @@ SMASH_HD bool restsOnCollider(const PairContact<T>* c, int count, const Vec3<T>&
 /// and inertia count as 0; sweepOneSided does not read them). `selfIsA`:
 /// the body is the pair's a. The contacts' accumulated impulses carry the change (warm start).
 /// `onSelf` gathers the impulses the body received.
-template <class T>
+template <class T, class Lanes = SerialLanes>
 SMASH_HD void sweepAgainstCarrier(SolverBody<T>& self, SolverBody<T> carrier, bool selfIsA, PairContact<T>* c,
-                                  int count, T friction, PairImpulse<T>& onSelf) {
+                                  int count, T friction, PairImpulse<T>& onSelf, const Lanes& lanes = Lanes{}) {
   if (selfIsA)
-    sweepOneSided<T, true>(self, carrier, c, count, friction, &onSelf);
+    sweepOneSided<T, true>(self, carrier, c, count, friction, &onSelf, lanes);
   else
-    sweepOneSided<T, false>(self, carrier, c, count, friction, &onSelf);
+    sweepOneSided<T, false>(self, carrier, c, count, friction, &onSelf, lanes);
 }
 
 /// Shock propagation only takes energy out: a body's velocity change in its pass (impulses J,
@@ -794,15 +794,18 @@ SMASH_HD void keepEnergyDown(const SolverBody<T>& before, SolverBody<T>& after, 
 /// pass starts (the carrier's are final). `againstStatic`: the gap is taken ahead by the predicted
 /// approach (a collider does not move); against a carrier, φ as found.
 template <class T>
+SMASH_HD void shockTarget(const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted, const SolverBody<T>& aNow,
+                          const SolverBody<T>& bNow, PairContact<T>& c, T h, bool againstStatic) {
+  const T vn = glm::dot(relativeVelocity(aPredicted, bPredicted, c), c.normal);
+  const T gap = againstStatic ? c.phi - h * vn : c.phi;
+  const T hold = gap > T(0) ? -gap / h : T(0);
+  const T now = glm::dot(relativeVelocity(aNow, bNow, c), c.normal);
+  c.target = glm::max(hold, glm::min(c.target, now));
+}
+template <class T>
 SMASH_HD void shockTargets(const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted, const SolverBody<T>& aNow,
                            const SolverBody<T>& bNow, PairContact<T>* c, int count, T h, bool againstStatic) {
-  for (int k = 0; k < count; ++k) {
-    const T vn = glm::dot(relativeVelocity(aPredicted, bPredicted, c[k]), c[k].normal);
-    const T gap = againstStatic ? c[k].phi - h * vn : c[k].phi;
-    const T hold = gap > T(0) ? -gap / h : T(0);
-    const T now = glm::dot(relativeVelocity(aNow, bNow, c[k]), c[k].normal);
-    c[k].target = glm::max(hold, glm::min(c[k].target, now));
-  }
+  for (int k = 0; k < count; ++k) shockTarget(aPredicted, bPredicted, aNow, bNow, c[k], h, againstStatic);
 }
 
 /// Where a point carried by a body, at offset r from its centre when the body was at (centre0,

@@ -937,21 +937,16 @@ class DeviceWorld final : public World {
         for (int k = 1; k < levels; ++k)
           launch("ShockLevels", nb, ShockLevels{p, buffers[(k - 1) % 2], buffers[k % 2]},
                  nb * 12.0 + 2 * pairs * 12.0);
-        // For the model only: which levels have bodies (a launch whose level is empty is a
-        // check per thread); a populated one is charged the worst case, every body sweeping
-        // kShockSweeps times over the most contacts of a pair (the loop stops when converged).
+        // For the model only: which levels have bodies (ShockPositions below); ShockVelocities
+        // runs a warp a body, its longest chain counted by the census (launchLanes).
         if (census_) {
           thrust::host_vector<int> level = shockLevel_;
           shockPopulated_.assign(static_cast<std::size_t>(levels), 0);
           for (int l : level)
             if (l >= 0 && l < levels) shockPopulated_[static_cast<std::size_t>(l)] = 1;
         }
-        auto loops = [&](int k) {
-          return census_ && shockPopulated_[static_cast<std::size_t>(k)] ? kShockSweeps * mostPairContacts : 0.0;
-        };
         for (int k = 0; k < levels; ++k)
-          launch("ShockVelocities", nb, ShockVelocities{p, k}, nb * 4.0 + (nb * 2 * BD + 2 * pairContacts * PC) / levels,
-                 loops(k));
+          launchLanes("ShockVelocities", nb, ShockVelocities{p, k}, nb * 4.0 + (nb * 2 * BD + 2 * pairContacts * PC) / levels);
       }
       if (wide)
         launch("FinishPairBodiesWide", nb, FinishPairBodiesWide{p}, nb * (3 * BD + 12) + pairContacts * PC + 2 * pairs * 12.0,

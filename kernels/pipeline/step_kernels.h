@@ -2181,11 +2181,13 @@ struct ShockLevels {
 };
 
 /// Velocities of the bodies on one level: against the colliders (level 0) or against the pairs
-/// that carry them, whose bodies are static here.
+/// that carry them, whose bodies are static here. Over the system's lanes (math/lanes.h: a warp a
+/// body on CUDA): the targets and responses one contact to a lane, each sweep a scan.
 struct ShockVelocities {
   StepParams p;
   int level;
-  SMASH_HD void operator()(int b) const {
+  template <class Lanes>
+  SMASH_HD void operator()(int b, const Lanes& lanes) const {
     if (p.shockLevel[b] != level || p.bodies[b].asleep) return;
     BodyData body = p.bodies[b];
     SolverBody<float> self = pairSolverBody(p, b, body, 1);
@@ -2198,8 +2200,11 @@ struct ShockVelocities {
     const SolverBody<float> wall;
     if (level == 0) {
       ContactSlot* own = p.contacts + static_cast<long long>(b) * p.contactCapacity;
-      shockTargets(pairSolverBody(p, b, p.bodiesPredicted[b], 1), wall, self, wall, own, p.colliderContactCount[b], p.h, true);
-      prepareResponse<float>(self, nullptr, own, p.colliderContactCount[b]);
+      const SolverBody<float> predicted = pairSolverBody(p, b, p.bodiesPredicted[b], 1);
+      lanes.forEach(p.colliderContactCount[b], [&](int k) {
+        shockTarget(predicted, wall, self, wall, own[k], p.h, true);
+        prepareContactResponse<float>(self, nullptr, own[k]);
+      });
     }
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
@@ -2214,27 +2219,32 @@ struct ShockVelocities {
       aNow.w = a == b ? self.w : other.angularVelocity;
       bNow.v = a == b ? other.velocity : self.v;
       bNow.w = a == b ? other.angularVelocity : self.w;
-      shockTargets(pairSolverBody(p, a, p.bodiesPredicted[a], 1), pairSolverBody(p, bq, p.bodiesPredicted[bq], 1),
-                   aNow, bNow, slotsOf(p, q), p.pairContactCount[q], p.h, false);
-      prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], a == b);
+      const SolverBody<float> aPredicted = pairSolverBody(p, a, p.bodiesPredicted[a], 1);
+      const SolverBody<float> bPredicted = pairSolverBody(p, bq, p.bodiesPredicted[bq], 1);
+      ContactSlot* slots = slotsOf(p, q);
+      lanes.forEach(p.pairContactCount[q], [&](int i) {
+        shockTarget(aPredicted, bPredicted, aNow, bNow, slots[i], p.h, false);
+        prepareContactResponse<float>(self, nullptr, slots[i], a == b);
+      });
     }
     const float radius = p.shapes[body.shape].radius;
     for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
       const SolverBody<float> last = self;
       if (level == 0)
         sweepColliderContacts(self, p.contacts + static_cast<long long>(b) * p.contactCapacity,
-                              p.colliderContactCount[b], body.friction, &onSelf);
+                              p.colliderContactCount[b], body.friction, &onSelf, lanes);
       for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
         const int q = p.incidencePair[k];
         if (p.pairContactCount[q] == 0 || !carries(p, p.shockLevel, q, b)) continue;
         const int o = partnerOf(p, q, b);
         const BodyData& other = p.bodies[o];
         sweepAgainstCarrier(self, pairSolverBody(p, o, other, 1), pairA(p.pairKeys[q]) == b, slotsOf(p, q),
-                            p.pairContactCount[q], pairMaterial(p, body, other).friction, onSelf);
+                            p.pairContactCount[q], pairMaterial(p, body, other).friction, onSelf, lanes);
       }
       if (sweepSettled(last, self, radius)) break;
     }
     keepEnergyDown(before, self, onSelf);
+    if (!lanes.leader()) return;
     body.velocity = self.v;
     body.angularVelocity = self.w;
     p.bodies[b] = body;
