@@ -35,15 +35,14 @@ __global__ void __launch_bounds__(256) for_each_kernel(int count, F f) {
 }
 
 /// A warp per element: f(i, lanes) for i < count, the warp's 32 threads its lanes (math/lanes.h;
-/// CudaSystem::forEachLanes), each warp striding over the elements by the launch's warps. A
-/// warp's threads share i, so each warp runs f whole or not at all.
+/// CudaSystem::forEachLanes). A warp's threads share i, so each warp runs f whole or not at all.
 template <class F>
 __global__ void __launch_bounds__(256) for_each_lanes_kernel(int count, F f) {
-  const int warps = static_cast<int>(gridDim.x * blockDim.x / WarpLanes::kWidth);
-  const F op = f;
-  const WarpLanes lanes{static_cast<int>(threadIdx.x % WarpLanes::kWidth)};
-  for (int i = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / WarpLanes::kWidth); i < count; i += warps)
-    op(i, lanes);
+  const int i = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / WarpLanes::kWidth);
+  if (i < count) {
+    const F op = f;
+    op(i, WarpLanes{static_cast<int>(threadIdx.x % WarpLanes::kWidth)});
+  }
 }
 
 /// The CUDA system: the same collective algorithms as HostAlgorithms (host_algorithms.h), here
@@ -124,11 +123,8 @@ struct CudaSystem {
     SMASH_CUDA_CHECK(cudaGetLastError());
   }
 
-  static constexpr int kMostWarpsPerSm = 32;  ///< forEachLanes' launch at most
   /// f(i, lanes) for i < count, a warp each, in blocks of 1 to 8 warps sized so that the launch
-  /// has a block on every SM where it can (as forEach), and at most 32 warps an SM, which stride
-  /// over the rest: a shock level's launch covers every body and most return at once (rain_64k:
-  /// 65,536 warps a level otherwise).
+  /// has a block on every SM where it can (as forEach).
   /// SMASH_CUDA_LANES=0: a thread an element, its lanes in order (the form before the warps, for
   /// comparison: the same results). Nothing is counted (`steps`: the model's census runs on a
   /// CPU system).
@@ -142,8 +138,7 @@ struct CudaSystem {
     const int perSm = (count + context.multiprocessors - 1) / context.multiprocessors;
     const int warps = context.spread ? std::min(8, perSm) : 8;
     const int block = warps * WarpLanes::kWidth;
-    const long long threads =
-        static_cast<long long>(std::min(count, kMostWarpsPerSm * context.multiprocessors)) * WarpLanes::kWidth;
+    const long long threads = static_cast<long long>(count) * WarpLanes::kWidth;
     for_each_lanes_kernel<<<static_cast<unsigned>((threads + block - 1) / block), block, 0, context.stream>>>(count, f);
     SMASH_CUDA_CHECK(cudaGetLastError());
   }
