@@ -2,9 +2,12 @@
 // defining property.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "core/random.h"
 #include "math/contact.h"
+#include "math/contact_solver.h"
 
 using namespace smash;
 using glm::dmat3;
@@ -94,4 +97,93 @@ TEST_CASE("impulse at a point sets that point's velocity", "[math][contact]") {
     dvec3 v2 = v + j / M, w2 = w + Iinv * glm::cross(rc, j);
     REQUIRE(glm::length(v2 + glm::cross(w2, rc) - want) < 1e-10);
   }
+}
+
+// Issue 10: a sweep's scan (math/lanes.h; a warp tests 32 contacts at once for the first that
+// changes something) is the chain's sweep to the bit, whatever its window. InOrderLanes<1> is
+// the chain written plainly (a GPU thread), InOrderLanes<32> the warp's windows run in order (a
+// CPU thread), InOrderLanes<7> windows that end anywhere. Contacts mostly hovering (no impulse
+// before or after), some loaded, some with normal mass 0, a carrier moving or at rest, either
+// side moving; several sweeps in a row, so loaded contacts carry impulses into later ones.
+namespace {
+struct SweepCase {
+  std::vector<PairContact<float>> contacts;
+  SolverBody<float> moving, fixed;
+};
+
+SweepCase sweepCase(std::uint64_t seed, bool fixedAtRest) {
+  Random rng(seed);
+  SweepCase s;
+  const int count = 1 + static_cast<int>(rng.uniform() * 150);
+  s.moving.v = glm::vec3(rng.uniform3(dvec3(-1), dvec3(1)));
+  s.moving.w = glm::vec3(rng.uniform3(dvec3(-3), dvec3(3)));
+  s.moving.invMass = 0.5f;
+  s.moving.invInertia = glm::mat3(4.0f);
+  if (!fixedAtRest) {
+    s.fixed.v = glm::vec3(rng.uniform3(dvec3(-0.5), dvec3(0.5)));
+    s.fixed.w = glm::vec3(rng.uniform3(dvec3(-1), dvec3(1)));
+  }
+  for (int k = 0; k < count; ++k) {
+    PairContact<float> c{};
+    c.ra = glm::vec3(rng.uniform3(dvec3(-0.2), dvec3(0.2)));
+    c.rb = glm::vec3(rng.uniform3(dvec3(-0.2), dvec3(0.2)));
+    const dvec3 n = rng.uniform3(dvec3(-0.3, 0.5, -0.3), dvec3(0.3, 1, 0.3));
+    c.normal = glm::vec3(n / glm::length(n));
+    const double kind = rng.uniform();
+    // hovering: a target far below any approach (separating), nothing carried
+    c.target = kind < 0.7 ? -50.0f : static_cast<float>(rng.uniform(-0.1, 0.4));
+    if (kind > 0.85) {
+      c.lambdaNormal = static_cast<float>(rng.uniform(0, 0.2));
+      c.lambdaTangent = glm::vec3(rng.uniform3(dvec3(-0.01), dvec3(0.01)));
+    }
+    c.particle = k;
+    prepareContactResponse(s.moving, static_cast<const SolverBody<float>*>(nullptr), c);
+    if (rng.uniform() < 0.05) c.normalMass = 0.0f;  // immovable along n
+    s.contacts.push_back(c);
+  }
+  return s;
+}
+
+template <bool AMoves, bool FixedAtRest, int Width>
+SweepCase sweepWith(SweepCase s, int sweeps) {
+  PairImpulse<float> on;
+  for (int i = 0; i < sweeps; ++i)
+    sweepOneSided<float, AMoves, FixedAtRest>(s.moving, s.fixed, s.contacts.data(), static_cast<int>(s.contacts.size()),
+                                              0.6f, &on, InOrderLanes<Width>{});
+  s.fixed.v = on.linear;  // the impulses gathered, compared below
+  s.fixed.w = on.angular;
+  return s;
+}
+
+bool sameBits(const SweepCase& a, const SweepCase& b) {
+  auto same = [](const auto& x, const auto& y) { return std::memcmp(&x, &y, sizeof(x)) == 0; };
+  if (!same(a.moving.v, b.moving.v) || !same(a.moving.w, b.moving.w) || !same(a.fixed.v, b.fixed.v) ||
+      !same(a.fixed.w, b.fixed.w) || a.contacts.size() != b.contacts.size())
+    return false;
+  for (std::size_t k = 0; k < a.contacts.size(); ++k)
+    if (!same(a.contacts[k].lambdaNormal, b.contacts[k].lambdaNormal) ||
+        !same(a.contacts[k].lambdaTangent, b.contacts[k].lambdaTangent))
+      return false;
+  return true;
+}
+
+template <bool AMoves, bool FixedAtRest>
+void checkWindows(int seeds) {
+  int changed = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    const SweepCase start = sweepCase(static_cast<std::uint64_t>(seed) * 7919 + (AMoves ? 1 : 2), FixedAtRest);
+    const SweepCase chain = sweepWith<AMoves, FixedAtRest, 1>(start, 4);
+    INFO("seed " << seed << ", " << start.contacts.size() << " contacts");
+    REQUIRE(sameBits(chain, sweepWith<AMoves, FixedAtRest, 32>(start, 4)));
+    REQUIRE(sameBits(chain, sweepWith<AMoves, FixedAtRest, 7>(start, 4)));
+    changed += sameBits(chain, start) ? 0 : 1;
+  }
+  REQUIRE(changed > seeds / 2);  // the sweeps did something to compare
+}
+}  // namespace
+
+TEST_CASE("lanes: a sweep's scan equals the chain to the bit for every window", "[math][contact][lanes]") {
+  checkWindows<true, true>(200);    // a body against the colliders
+  checkWindows<true, false>(200);   // against a carrier, the body the pair's a
+  checkWindows<false, false>(200);  // the body the pair's b
 }

@@ -101,15 +101,21 @@ SMASH_HD Vec3<T> warmStart(PairContact<T>& c, const Previous* previous, int prev
 /// warmStart over a body's `count` contacts against one partner (`previous`: the same contacts of
 /// the last step): the impulses pre-applied, summed as Σ j and Σ r × j with the body's lever arms
 /// (its `ra`). The caller applies them (one body, or with split masses in the contact rounds).
-template <class T, class Previous>
+/// Over `lanes` (math/lanes.h): each contact's match by a lane, the sums in contact order.
+template <class T, class Previous, class Lanes = SerialLanes>
 SMASH_HD void warmStartContacts(PairContact<T>* c, int count, const Previous* previous, int previousCount,
-                                T friction, Vec3<T>& linear, Vec3<T>& angular) {
-  int cursor = 0;
-  for (int k = 0; k < count; ++k) {
-    const Vec3<T> j = warmStart(c[k], previous, previousCount, friction, cursor);
-    linear += j;
-    angular += glm::cross(c[k].ra, j);
-  }
+                                T friction, Vec3<T>& linear, Vec3<T>& angular, const Lanes& lanes = Lanes{}) {
+  int cursor = 0;  // (one lane in order: the search goes on from the last match)
+  lanes.template forEachInOrder<Vec3<T>>(
+      count,
+      [&](int k) {
+        cursor = lanes.searchStart(k, cursor, previousCount);
+        return warmStart(c[k], previous, previousCount, friction, cursor);
+      },
+      [&](int k, const Vec3<T>& j) {
+        linear += j;
+        angular += glm::cross(c[k].ra, j);
+      });
 }
 
 /// A body as one contact pair sees it: velocities, and inverse mass and inertia already scaled by
@@ -172,10 +178,10 @@ SMASH_HD void prepareContactResponse(const SolverBody<T>& a, const SolverBody<T>
   const T kn = glm::dot(s.normal, responseTimes(s.response, s.normal));
   s.normalMass = kn > ScalarTraits<T>::tiny ? T(1) / kn : T(0);
 }
-template <class T>
+template <class T, class Lanes = SerialLanes>
 SMASH_HD void prepareResponse(const SolverBody<T>& a, const SolverBody<T>* b, PairContact<T>* c, int count,
-                              bool aIsMoving = true) {
-  for (int k = 0; k < count; ++k) prepareContactResponse(a, b, c[k], aIsMoving);
+                              bool aIsMoving = true, const Lanes& lanes = Lanes{}) {
+  lanes.forEach(count, [&](int k) { prepareContactResponse(a, b, c[k], aIsMoving); });
 }
 
 template <class T>
@@ -292,14 +298,15 @@ SMASH_HD T impactTime(const SolverBody<T>& aStart, const SolverBody<T>& bStart, 
   const Closing<T> closing = contactClosing(aStart, bStart, a, b, c, h, moved, vnStart);
   return bounces(closing, vnStart, material) ? closing.time : h;
 }
-template <class T>
+template <class T, class Lanes = SerialLanes>
 SMASH_HD T firstImpact(const SolverBody<T>& aStart, const SolverBody<T>& bStart, const SolverBody<T>& a,
                        const SolverBody<T>& b, const PairContact<T>* c, int count,
-                       const ContactMaterial<T>& material, T h, bool moved) {
+                       const ContactMaterial<T>& material, T h, bool moved,
+                       const Lanes& lanes = Lanes{}) {
   T first = h;
   if (!(material.restitution > T(0))) return first;
-  for (int k = 0; k < count; ++k) first = glm::min(first, impactTime(aStart, bStart, a, b, c[k], material, h, moved));
-  return first;
+  lanes.forEach(count, [&](int k) { first = glm::min(first, impactTime(aStart, bStart, a, b, c[k], material, h, moved)); });
+  return lanes.least(first);
 }
 
 /// Targets of `count` contacts, and their impulses cleared. `a` and `b` are the bodies'
@@ -344,13 +351,14 @@ SMASH_HD void contactTarget(const SolverBody<T>& aStart, const SolverBody<T>& bS
   c.lambdaNormal = T(0);
   c.lambdaTangent = Vec3<T>(T(0));
 }
-template <class T>
+template <class T, class Lanes = SerialLanes>
 SMASH_HD void contactTargets(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
                              const SolverBody<T>& a, const SolverBody<T>& b, PairContact<T>* c,
-                             int count, const ContactMaterial<T>& material, T h, bool moved) {
+                             int count, const ContactMaterial<T>& material, T h, bool moved,
+                             const Lanes& lanes = Lanes{}) {
   const bool staticContacts = !(b.invMass > T(0));
-  const T first = staticContacts ? firstImpact(aStart, bStart, a, b, c, count, material, h, moved) : h;
-  for (int k = 0; k < count; ++k) contactTarget(aStart, bStart, a, b, c[k], material, h, moved, staticContacts, first);
+  const T first = staticContacts ? firstImpact(aStart, bStart, a, b, c, count, material, h, moved, lanes) : h;
+  lanes.forEach(count, [&](int k) { contactTarget(aStart, bStart, a, b, c[k], material, h, moved, staticContacts, first); });
 }
 
 /// After the solve, for contacts found at the predicted pose: every contact that bounced asks to
@@ -370,24 +378,29 @@ SMASH_HD bool bounceMove(const SolverBody<T>& aStart, const SolverBody<T>& bStar
   move = bounceGap(closingAt(closing, first), restitutionAt(vnStart, material), h) - (closing.gap + h * vnNow);
   return true;
 }
-template <class T>
+template <class T, class Lanes = SerialLanes>
 SMASH_HD T bounceTranslation(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
                              const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted,
                              const SolverBody<T>& aNow, const SolverBody<T>& bNow,
                              const PairContact<T>* c, int count, const ContactMaterial<T>& material,
-                             T h, Vec3<T>& normal) {
+                             T h, Vec3<T>& normal, const Lanes& lanes = Lanes{}) {
+  // Over `lanes`: each lane's largest move (the first on ties), then the lanes' (the smallest
+  // contact index on ties) — one lane in order, the first largest.
   bool any = false;
   T best = T(0);
-  const T first = firstImpact(aStart, bStart, aPredicted, bPredicted, c, count, material, h, true);
-  for (int k = 0; k < count; ++k) {
+  int index = -1;
+  const T first = firstImpact(aStart, bStart, aPredicted, bPredicted, c, count, material, h, true, lanes);
+  lanes.forEach(count, [&](int k) {
     T move;
-    if (!bounceMove(aStart, bStart, aPredicted, bPredicted, aNow, bNow, c[k], material, h, first, move)) continue;
+    if (!bounceMove(aStart, bStart, aPredicted, bPredicted, aNow, bNow, c[k], material, h, first, move)) return;
     if (!any || move > best) {
       any = true;
       best = move;
-      normal = c[k].normal;
+      index = k;
     }
-  }
+  });
+  index = lanes.firstLargest(any, best, index);
+  if (index >= 0) normal = c[index].normal;
   return best;
 }
 
@@ -569,6 +582,7 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
       const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
       const Vec3<T> vFixed = fixedVelocity(s);
       applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) { apply(rm, j); });
+      lanes.sync();  // every lane has read the contact before the leader stores into it
       if (lanes.leader()) {
         c[k + first].lambdaNormal = s.lambdaNormal;
         c[k + first].lambdaTangent = s.lambdaTangent;
@@ -611,7 +625,7 @@ SMASH_HD bool sweepSettled(const SolverBody<T>& last, const SolverBody<T>& now, 
 template <class T, class Lanes = SerialLanes>
 SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
                                  int iterations, bool untilSettled, T radius, const Lanes& lanes = Lanes{}) {
-  lanes.forEach(count, [&](int k) { prepareContactResponse<T>(body, nullptr, c[k]); });
+  prepareResponse<T>(body, nullptr, c, count, true, lanes);
   for (int it = 0; it < iterations; ++it) {
     const SolverBody<T> last = body;
     sweepColliderContacts<T>(body, c, count, friction, nullptr, lanes);
@@ -642,8 +656,7 @@ SMASH_HD void moveWithVelocityChange(Vec3<T>& centre, Mat3<T>& rotation, const V
 /// Spread over `lanes` (math/lanes.h; CUDA: a warp a body): each pass over the contacts that is
 /// independent per contact — the first impact, the targets, the warm start's matches, the
 /// responses, the bounce's candidates — one contact to a lane; the warm start's sums in contact
-/// order; the sweeps as scans (sweepOneSided). One lane in order is contactTargets,
-/// warmStartContacts, sweepColliderContacts and bounceTranslation in turn, to the bit.
+/// order; the sweeps as scans (sweepOneSided). One lane in order is the chain, to the bit.
 template <class T, class Previous, class Lanes = SerialLanes>
 SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBody<T>& body,
                                    const SolverBody<T>& start, PairContact<T>* c, int count,
@@ -651,58 +664,18 @@ SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBod
                                    const ContactMaterial<T>& material, T h, int iterations, T radius, bool moved,
                                    const Lanes& lanes = Lanes{}) {
   const SolverBody<T> wall, predicted = body;
-  // firstImpact: a least over the contacts (of the velocities before the solve).
-  auto firstImpactOver = [&] {
-    T first = h;
-    if (!(material.restitution > T(0))) return first;
-    lanes.forEach(count, [&](int k) { first = glm::min(first, impactTime(start, wall, predicted, wall, c[k], material, h, moved)); });
-    return lanes.least(first);
-  };
-  // contactTargets (static contacts).
-  {
-    const T first = firstImpactOver();
-    lanes.forEach(count, [&](int k) { contactTarget(start, wall, predicted, wall, c[k], material, h, moved, true, first); });
-  }
+  contactTargets(start, wall, body, wall, c, count, material, h, moved, lanes);
   if (warm) {
-    // warmStartContacts: each contact's match, the impulses summed in contact order.
     Vec3<T> linear(T(0)), angular(T(0));
-    int cursor = 0;
-    lanes.template forEachInOrder<Vec3<T>>(
-        count,
-        [&](int k) {
-          cursor = lanes.searchStart(k, cursor, previousCount);
-          return warmStart(c[k], previous, previousCount, material.friction, cursor);
-        },
-        [&](int k, const Vec3<T>& j) {
-          linear += j;
-          angular += glm::cross(c[k].ra, j);
-        });
+    warmStartContacts(c, count, previous, previousCount, material.friction, linear, angular, lanes);
     body.v += body.invMass * linear;
     body.w += body.invInertia * angular;
   }
   solveAgainstStatic(body, c, count, material.friction, iterations, warm, radius, lanes);
   if (!moved) return;
   moveWithVelocityChange(centre, rotation, body.v - predicted.v, body.w - predicted.w, h);
-  // bounceTranslation: each lane's largest move (the first on ties), then the lanes' (the smallest
-  // contact index on ties). The first impact is taken again (the same velocities, the same value)
-  // rather than kept live across the solve.
-  const T first = firstImpactOver();
-  bool any = false;
-  T best = T(0);
-  int index = -1;
-  lanes.forEach(count, [&](int k) {
-    T move;
-    if (!bounceMove(start, wall, predicted, wall, body, wall, c[k], material, h, first, move)) return;
-    if (!any || move > best) {
-      any = true;
-      best = move;
-      index = k;
-    }
-  });
-  index = lanes.firstLargest(any, best, index);
   Vec3<T> normal(T(0));
-  if (index >= 0) normal = c[index].normal;
-  centre += best * normal;
+  centre += bounceTranslation(start, wall, predicted, wall, body, wall, c, count, material, h, normal, lanes) * normal;
 }
 
 /// Shock propagation (Guendelman, Bridson & Fedkiw, "Nonconvex rigid bodies with stacking", 2003;
@@ -802,10 +775,11 @@ SMASH_HD void shockTarget(const SolverBody<T>& aPredicted, const SolverBody<T>& 
   const T now = glm::dot(relativeVelocity(aNow, bNow, c), c.normal);
   c.target = glm::max(hold, glm::min(c.target, now));
 }
-template <class T>
+template <class T, class Lanes = SerialLanes>
 SMASH_HD void shockTargets(const SolverBody<T>& aPredicted, const SolverBody<T>& bPredicted, const SolverBody<T>& aNow,
-                           const SolverBody<T>& bNow, PairContact<T>* c, int count, T h, bool againstStatic) {
-  for (int k = 0; k < count; ++k) shockTarget(aPredicted, bPredicted, aNow, bNow, c[k], h, againstStatic);
+                           const SolverBody<T>& bNow, PairContact<T>* c, int count, T h, bool againstStatic,
+                           const Lanes& lanes = Lanes{}) {
+  lanes.forEach(count, [&](int k) { shockTarget(aPredicted, bPredicted, aNow, bNow, c[k], h, againstStatic); });
 }
 
 /// Where a point carried by a body, at offset r from its centre when the body was at (centre0,

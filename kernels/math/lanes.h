@@ -24,21 +24,19 @@
 
 namespace smash {
 
-/// One thread, the lanes in order. A sweep's scan looks at 32 contacts at a time on a CPU — the
-/// warp's windows, so the CPU tests run the scan a warp runs and the census counts its chain
-/// exactly (as fast as the chain written plainly: 256 resting bunnies, OpenMP 2 threads, within
-/// the noise over five alternating runs) — and at one on a GPU thread, where it is the chain
-/// written plainly (ptxas gave the one-thread kernels, ShockVelocities, a stack in the scan's
-/// form): the same contacts applied in the same order either way. `steps` (the GPU
-/// model's census on a CPU system; else null) counts the chain a warp would run for the same
-/// work: a pass over n contacts ⌈n/32⌉ steps, a scan 1 (2 when it applies a contact: its windows
-/// are a warp's), an ordered sum ⌈n/32⌉ + n, a reduction over the lanes 5.
-struct SerialLanes {
-#if defined(__CUDA_ARCH__)
-  static constexpr int kWidth = 1;   ///< contacts a scan looks at together
-#else
-  static constexpr int kWidth = 32;
-#endif
+/// One thread, the lanes in order, a sweep's scan looking at `Width` contacts at a time (1: the
+/// chain written plainly; tests/test_contact.cpp checks that every width sweeps alike).
+/// SerialLanes (below) scans 32 on a CPU — the warp's windows, so the CPU tests run the scan a warp
+/// runs and the census counts its chain exactly (as fast as the chain written plainly: 256 resting
+/// bunnies, OpenMP 2 threads, within the noise over seven alternating runs) — and one on a GPU
+/// thread (ptxas gave the one-thread kernels, ShockVelocities, a stack in the scan's form).
+/// `steps` (the GPU model's census on a CPU system; else null) counts the chain a warp would run
+/// for the same work: a pass over n contacts ⌈n/32⌉ steps, a scan 1 (2 when it applies a contact:
+/// with a width of 32 its windows are a warp's), an ordered sum ⌈n/32⌉ + n, a reduction over the
+/// lanes 5.
+template <int Width>
+struct InOrderLanes {
+  static constexpr int kWidth = Width;    ///< contacts a scan looks at together
   static constexpr int kWarp = 32;        ///< the warp the census counts for
   static constexpr int kReduceSteps = 5;  ///< log2(kWarp): a reduction over a warp's lanes
   int* steps = nullptr;
@@ -78,7 +76,8 @@ struct SerialLanes {
   }
   /// Of every lane's candidate (`any`, `value`, `index`), the largest value, the smallest index on
   /// ties: its index, and its value in `value`, on every lane (−1 and `value` as it was when no
-  /// lane has one).
+  /// lane has one). (With a NaN value a warp may choose otherwise than the chain, and its lanes
+  /// may disagree: only a non-finite body has one, and the watchdog takes it.)
   template <class T>
   SMASH_HD int firstLargest(bool any, T& /*value*/, int index) const {
     count_(kReduceSteps);
@@ -93,6 +92,12 @@ struct SerialLanes {
     if (steps) *steps += n;
   }
 };
+
+#if defined(__CUDA_ARCH__)
+using SerialLanes = InOrderLanes<1>;
+#else
+using SerialLanes = InOrderLanes<32>;
+#endif
 
 #if defined(__CUDACC__)
 /// A warp, the 32 lanes of one body's solve: every lane calls each operation (converged).

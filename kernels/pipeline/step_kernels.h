@@ -667,7 +667,7 @@ SMASH_HD void prepareColliderResponses(const StepParams& p, int b, const BodyDat
 /// this step (contacts after the move, the default, and every deferred contact phase), and then
 /// moves with the velocity change; before the move (the impulse method in physics.md §3's order)
 /// the position update that follows uses the new velocities. `lanes`: the threads the solve is
-/// spread over (math/lanes.h; every lane returns with the same `b`).
+/// spread over (math/lanes.h; every lane returns with the same finite `b`).
 template <bool Warm, class Lanes = SerialLanes>
 SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved, const Lanes& lanes = Lanes{}) {
@@ -2200,11 +2200,9 @@ struct ShockVelocities {
     const SolverBody<float> wall;
     if (level == 0) {
       ContactSlot* own = p.contacts + static_cast<long long>(b) * p.contactCapacity;
-      const SolverBody<float> predicted = pairSolverBody(p, b, p.bodiesPredicted[b], 1);
-      lanes.forEach(p.colliderContactCount[b], [&](int k) {
-        shockTarget(predicted, wall, self, wall, own[k], p.h, true);
-        prepareContactResponse<float>(self, nullptr, own[k]);
-      });
+      shockTargets(pairSolverBody(p, b, p.bodiesPredicted[b], 1), wall, self, wall, own, p.colliderContactCount[b], p.h,
+                   true, lanes);
+      prepareResponse<float>(self, nullptr, own, p.colliderContactCount[b], true, lanes);
     }
     for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
       const int q = p.incidencePair[k];
@@ -2219,13 +2217,9 @@ struct ShockVelocities {
       aNow.w = a == b ? self.w : other.angularVelocity;
       bNow.v = a == b ? other.velocity : self.v;
       bNow.w = a == b ? other.angularVelocity : self.w;
-      const SolverBody<float> aPredicted = pairSolverBody(p, a, p.bodiesPredicted[a], 1);
-      const SolverBody<float> bPredicted = pairSolverBody(p, bq, p.bodiesPredicted[bq], 1);
-      ContactSlot* slots = slotsOf(p, q);
-      lanes.forEach(p.pairContactCount[q], [&](int i) {
-        shockTarget(aPredicted, bPredicted, aNow, bNow, slots[i], p.h, false);
-        prepareContactResponse<float>(self, nullptr, slots[i], a == b);
-      });
+      shockTargets(pairSolverBody(p, a, p.bodiesPredicted[a], 1), pairSolverBody(p, bq, p.bodiesPredicted[bq], 1),
+                   aNow, bNow, slotsOf(p, q), p.pairContactCount[q], p.h, false, lanes);
+      prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], a == b, lanes);
     }
     const float radius = p.shapes[body.shape].radius;
     for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
