@@ -397,10 +397,12 @@ SMASH_HD T bounceTranslation(const SolverBody<T>& aStart, const SolverBody<T>& b
       any = true;
       best = move;
       index = k;
+      normal = c[k].normal;
     }
   });
-  index = lanes.firstLargest(any, best, index);
-  if (index >= 0) normal = c[index].normal;
+  // Another lane's contact won: its normal (one lane in order: never, and no load — as the chain).
+  const int winner = lanes.firstLargest(any, best, index);
+  if (winner != index) normal = c[winner].normal;
   return best;
 }
 
