@@ -75,6 +75,7 @@ struct CudaSystem {
     int multiprocessors = 1;
     bool spread = true;  // forEach's blocks sized to cover every SM (SMASH_CUDA_SPREAD=0: 256 threads)
     bool lanes = true;   // forEachLanes on a warp an element (SMASH_CUDA_LANES=0: one thread, in order)
+    int stridingWarps = 0;  // stridingWidth's limit, warps an SM (SMASH_CUDA_STRIDING_WARPS; 0: none)
     Context() {
       SMASH_CUDA_CHECK(cudaStreamCreate(&stream));
       const char* setting = std::getenv("SMASH_CUDA_GRAPH");
@@ -83,6 +84,8 @@ struct CudaSystem {
       spread = !(spreading && std::string(spreading) == "0");
       const char* laning = std::getenv("SMASH_CUDA_LANES");
       lanes = !(laning && std::string(laning) == "0");
+      const char* striding = std::getenv("SMASH_CUDA_STRIDING_WARPS");
+      stridingWarps = striding ? std::max(0, std::atoi(striding)) : 16;
       int device = 0;
       SMASH_CUDA_CHECK(cudaGetDevice(&device));
       SMASH_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
@@ -143,6 +146,15 @@ struct CudaSystem {
     SMASH_CUDA_CHECK(cudaGetLastError());
   }
 
+  /// A lanes launch whose elements stride over its work (SweepPairColor: a colour's pairs, up to
+  /// one a body) is given at most 16 warps an SM (about one resident wave at ≤ 128 registers),
+  /// not a warp for each body: rain_64k's colour launches would otherwise be 64,000 warps each,
+  /// three in four returning at once, 384 launches a step. SMASH_CUDA_STRIDING_WARPS sets the
+  /// warps an SM (0: a warp an element).
+  static int stridingWidth(const Context& context, int elements) {
+    const long long most = static_cast<long long>(context.stridingWarps) * context.multiprocessors;
+    return context.stridingWarps > 0 && most < elements ? static_cast<int>(most) : elements;
+  }
   /// Device memory: never read in a step; a pass runs over the slots provisioned.
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
   /// The per-body strategy (the CPU layout; CUDA's default is per particle) is not split.

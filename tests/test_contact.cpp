@@ -104,24 +104,32 @@ TEST_CASE("impulse at a point sets that point's velocity", "[math][contact]") {
 // the chain written plainly (a GPU thread), InOrderLanes<32> the warp's windows run in order (a
 // CPU thread), InOrderLanes<7> windows that end anywhere. Contacts mostly hovering (no impulse
 // before or after), some loaded, some with normal mass 0, a carrier moving or at rest, either
-// side moving; several sweeps in a row, so loaded contacts carry impulses into later ones.
+// side moving, or both (a pair's sweep); several sweeps in a row, so loaded contacts carry
+// impulses into later ones.
 namespace {
+enum class Sides { AMoves, BMoves, AAgainstWall, Both };
+
 struct SweepCase {
   std::vector<PairContact<float>> contacts;
-  SolverBody<float> moving, fixed;
+  SolverBody<float> moving, other;  // a and b of the pair (AMoves, AAgainstWall, Both), else b and a
+  PairImpulse<float> onMoving, onOther;
 };
 
-SweepCase sweepCase(std::uint64_t seed, bool fixedAtRest) {
+SweepCase sweepCase(std::uint64_t seed, Sides sides, int most) {
   Random rng(seed);
   SweepCase s;
-  const int count = 1 + static_cast<int>(rng.uniform() * 150);
+  const int count = 1 + static_cast<int>(rng.uniform() * most);
   s.moving.v = glm::vec3(rng.uniform3(dvec3(-1), dvec3(1)));
   s.moving.w = glm::vec3(rng.uniform3(dvec3(-3), dvec3(3)));
   s.moving.invMass = 0.5f;
   s.moving.invInertia = glm::mat3(4.0f);
-  if (!fixedAtRest) {
-    s.fixed.v = glm::vec3(rng.uniform3(dvec3(-0.5), dvec3(0.5)));
-    s.fixed.w = glm::vec3(rng.uniform3(dvec3(-1), dvec3(1)));
+  if (sides != Sides::AAgainstWall) {
+    s.other.v = glm::vec3(rng.uniform3(dvec3(-0.5), dvec3(0.5)));
+    s.other.w = glm::vec3(rng.uniform3(dvec3(-1), dvec3(1)));
+  }
+  if (sides == Sides::Both) {
+    s.other.invMass = 0.25f;
+    s.other.invInertia = glm::mat3(2.0f);
   }
   for (int k = 0; k < count; ++k) {
     PairContact<float> c{};
@@ -137,28 +145,38 @@ SweepCase sweepCase(std::uint64_t seed, bool fixedAtRest) {
       c.lambdaTangent = glm::vec3(rng.uniform3(dvec3(-0.01), dvec3(0.01)));
     }
     c.particle = k;
-    prepareContactResponse(s.moving, static_cast<const SolverBody<float>*>(nullptr), c);
+    if (sides == Sides::Both)
+      prepareContactResponse(s.moving, &s.other, c);
+    else
+      prepareContactResponse(s.moving, static_cast<const SolverBody<float>*>(nullptr), c, sides != Sides::BMoves);
     if (rng.uniform() < 0.05) c.normalMass = 0.0f;  // immovable along n
     s.contacts.push_back(c);
   }
   return s;
 }
 
-template <bool AMoves, bool FixedAtRest, int Width>
+template <Sides S, int Width>
 SweepCase sweepWith(SweepCase s, int sweeps) {
-  PairImpulse<float> on;
-  for (int i = 0; i < sweeps; ++i)
-    sweepOneSided<float, AMoves, FixedAtRest>(s.moving, s.fixed, s.contacts.data(), static_cast<int>(s.contacts.size()),
-                                              0.6f, &on, InOrderLanes<Width>{});
-  s.fixed.v = on.linear;  // the impulses gathered, compared below
-  s.fixed.w = on.angular;
+  const int count = static_cast<int>(s.contacts.size());
+  const InOrderLanes<Width> lanes;
+  for (int i = 0; i < sweeps; ++i) {
+    if constexpr (S == Sides::Both)
+      pairSweep(s.moving, s.other, s.contacts.data(), count, 0.6f, s.onMoving, s.onOther, lanes);
+    else
+      sweepOneSided<float, S != Sides::BMoves, S == Sides::AAgainstWall>(s.moving, s.other, s.contacts.data(), count,
+                                                                          0.6f, &s.onMoving, lanes);
+  }
   return s;
 }
 
 bool sameBits(const SweepCase& a, const SweepCase& b) {
   auto same = [](const auto& x, const auto& y) { return std::memcmp(&x, &y, sizeof(x)) == 0; };
-  if (!same(a.moving.v, b.moving.v) || !same(a.moving.w, b.moving.w) || !same(a.fixed.v, b.fixed.v) ||
-      !same(a.fixed.w, b.fixed.w) || a.contacts.size() != b.contacts.size())
+  auto sameBody = [&](const SolverBody<float>& x, const SolverBody<float>& y) { return same(x.v, y.v) && same(x.w, y.w); };
+  auto sameImpulse = [&](const PairImpulse<float>& x, const PairImpulse<float>& y) {
+    return same(x.linear, y.linear) && same(x.angular, y.angular);
+  };
+  if (!sameBody(a.moving, b.moving) || !sameBody(a.other, b.other) || !sameImpulse(a.onMoving, b.onMoving) ||
+      !sameImpulse(a.onOther, b.onOther) || a.contacts.size() != b.contacts.size())
     return false;
   for (std::size_t k = 0; k < a.contacts.size(); ++k)
     if (!same(a.contacts[k].lambdaNormal, b.contacts[k].lambdaNormal) ||
@@ -167,15 +185,15 @@ bool sameBits(const SweepCase& a, const SweepCase& b) {
   return true;
 }
 
-template <bool AMoves, bool FixedAtRest>
-void checkWindows(int seeds) {
+template <Sides S>
+void checkWindows(int seeds, int most) {
   int changed = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
-    const SweepCase start = sweepCase(static_cast<std::uint64_t>(seed) * 7919 + (AMoves ? 1 : 2), FixedAtRest);
-    const SweepCase chain = sweepWith<AMoves, FixedAtRest, 1>(start, 4);
+    const SweepCase start = sweepCase(static_cast<std::uint64_t>(seed) * 7919 + static_cast<int>(S), S, most);
+    const SweepCase chain = sweepWith<S, 1>(start, 4);
     INFO("seed " << seed << ", " << start.contacts.size() << " contacts");
-    REQUIRE(sameBits(chain, sweepWith<AMoves, FixedAtRest, 32>(start, 4)));
-    REQUIRE(sameBits(chain, sweepWith<AMoves, FixedAtRest, 7>(start, 4)));
+    REQUIRE(sameBits(chain, sweepWith<S, 32>(start, 4)));
+    REQUIRE(sameBits(chain, sweepWith<S, 7>(start, 4)));
     changed += sameBits(chain, start) ? 0 : 1;
   }
   REQUIRE(changed > seeds / 2);  // the sweeps did something to compare
@@ -183,7 +201,9 @@ void checkWindows(int seeds) {
 }  // namespace
 
 TEST_CASE("lanes: a sweep's scan equals the chain to the bit for every window", "[math][contact][lanes]") {
-  checkWindows<true, true>(200);    // a body against the colliders
-  checkWindows<true, false>(200);   // against a carrier, the body the pair's a
-  checkWindows<false, false>(200);  // the body the pair's b
+  checkWindows<Sides::AAgainstWall>(200, 150);  // a body against the colliders
+  checkWindows<Sides::AMoves>(200, 150);        // against a carrier, the body the pair's a
+  checkWindows<Sides::BMoves>(200, 150);        // the body the pair's b
+  checkWindows<Sides::Both>(200, 150);          // a pair's sweep: both bodies move
+  checkWindows<Sides::Both>(300, 8);            // a manifold's ≤ 8 points (SweepPairColor)
 }

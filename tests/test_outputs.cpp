@@ -510,11 +510,16 @@ TEST_CASE("outputs: runs racing into a new nested folder, and failures that leav
 }
 
 TEST_CASE("outputs: a signal the parent ignores stays ignored (nohup)", "[cli][outputs][signals]") {
+  // A run long enough (~1 s) for the signal to arrive while it runs: lab_bunny's 300 frames fall
+  // asleep and end in ~0.1 s, sometimes before the loop saw the staging folder, which then waited
+  // for ever. The loop ends when the run does, and the test fails unless the signal was sent.
   const std::string out = freshFolder("nohup");
-  auto r = runCommand("nohup " + smashCmd("run " + lab() + " --backend omp --frames 300 --out " + out + " --quiet") +
-                      " > /dev/null 2>&1 & P=$!; while ! ls -A " + out + " 2>/dev/null | grep -q smash-run; do sleep 0.05; done; "
-                      "kill -HUP $P; wait $P");
+  const std::string pile = smash::test::sourcePath("scenes/pile_100.json");
+  auto r = runCommand("nohup " + smashCmd("run " + pile + " --backend omp --frames 100 --out " + out + " --quiet") +
+                      " > /dev/null 2>&1 & P=$!; while kill -0 $P 2>/dev/null && ! ls -A " + out +
+                      " 2>/dev/null | grep -q smash-run; do sleep 0.01; done; kill -HUP $P 2>/dev/null && echo hup-sent; wait $P");
   INFO(r.output);
+  REQUIRE(r.output.find("hup-sent") != std::string::npos);  // delivered while it ran
   CHECK((r.exitCode == 0 || r.exitCode == 1));  // ran to the end: the verdict's code, not 129
   requireConsistent(out);
   CHECK(nlohmann::json::parse(readFile(out + "/summary.json"))["interrupted"] == false);

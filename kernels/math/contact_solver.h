@@ -457,15 +457,15 @@ SMASH_HD void applyContact(PairContact<T>& s, T lambda, T friction, const Relati
   s.lambdaTangent = lambdaT;
 }
 
-/// One contact's sequential impulse, the step every sweep takes (pairSweep, sweepOneSided): the
-/// normal impulse towards the target with the accumulated impulse kept ≥ 0, then friction within
-/// the Coulomb cone. `relative()` is the relative velocity at the contact now (a's minus b's),
+/// One contact's sequential impulse, the step every sweep takes (sweepContacts): the normal
+/// impulse towards the target with the accumulated impulse kept ≥ 0, then friction within the
+/// Coulomb cone. `relative()` is the relative velocity at the contact now (a's minus b's),
 /// `apply(j)` gives a the impulse j and b −j. `s` is the caller's copy of the contact, which
-/// stores its impulses back: read as a value, its fields load together, before the stores (on a
-/// GPU one wait for memory per contact, not one per field read after a store; Nsight Compute,
-/// bench/results/nvidia-h200/ncu/).
+/// stores its impulses back when this returns true (false: it changed nothing): read as a value,
+/// its fields load together, before the stores (on a GPU one wait for memory per contact, not one
+/// per field read after a store; Nsight Compute, bench/results/nvidia-h200/ncu/).
 template <class T, class Relative, class Apply>
-SMASH_HD void updateContact(PairContact<T>& s, T friction, const Relative& relative, const Apply& apply) {
+SMASH_HD bool updateContact(PairContact<T>& s, T friction, const Relative& relative, const Apply& apply) {
   const T lambda = normalImpulse(s, glm::dot(relative(), s.normal));
   // A contact that carried nothing and still carries nothing — no normal impulse before or after,
   // no friction impulse before — changes nothing: its normal impulse is 0 − 0, its friction limit
@@ -474,17 +474,67 @@ SMASH_HD void updateContact(PairContact<T>& s, T friction, const Relative& relat
   // infinite μ made the limit NaN and let an unloaded contact take friction, which this no longer
   // does). Most points within a resting body's margin hover (φ > 0) and are such; they skip the
   // friction's square roots and divisions (issues 10 and 13).
-  if (changesNothing(s, lambda)) return;
+  if (changesNothing(s, lambda)) return false;
   applyContact(s, lambda, friction, relative, apply);
+  return true;
 }
 
-/// One Gauss–Seidel sweep over a pair's contacts: normal impulse towards the target with the
-/// accumulated impulse kept ≥ 0, then friction within the Coulomb cone. `a` and `b` are updated
-/// as the sweep goes; the impulses it applied are added to `onA` and `onB` (onB = −onA's linear
-/// part, with b's own lever arms).
-template <class T>
+/// One Gauss–Seidel sweep over contacts c[0 … count): each contact with a response along its
+/// normal (normalMass > 0) updated in order (updateContact). `at(s)` gives, for the contact s, a
+/// callable returning the relative velocity at s now (a's minus b's); `apply(s, j)` gives a the
+/// impulse j at s and b −j. Every sweep of the solver is this one (pairSweep, sweepOneSided).
+///
+/// Over `lanes` (math/lanes.h): one lane (a GPU thread) walks the chain; wider, each step is a
+/// scan — the lanes test the next kWidth contacts against the velocities now, and every one before
+/// the first that changes something changes nothing (updateContact's early return), as it would in
+/// the chain, so that first one is applied — on every lane, each holding the bodies — and the scan
+/// resumes after it: the chain's sweep, to the bit (tests/test_contact.cpp "[lanes]").
+template <class T, class At, class Apply, class Lanes>
+SMASH_HD void sweepContacts(PairContact<T>* c, int count, T friction, const At& at, const Apply& apply,
+                            const Lanes& lanes) {
+  if constexpr (Lanes::kWidth == 1) {
+    for (int k = 0; k < count; ++k) {
+      PairContact<T> s = c[k];  // as a value (updateContact)
+      if (!(s.normalMass > T(0))) continue;  // immovable along n
+      if (!updateContact(s, friction, at(s), [&](const Vec3<T>& j) { apply(s, j); })) continue;
+      c[k].lambdaNormal = s.lambdaNormal;
+      c[k].lambdaTangent = s.lambdaTangent;
+    }
+  } else {
+    for (int k = 0; k < count;) {
+      const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
+      T lambda = T(0);
+      const int first = lanes.firstWhere(n, lambda, [&](int i, T& l) {
+        const PairContact<T>& s = c[k + i];
+        if (!(s.normalMass > T(0))) return false;  // immovable along n
+        l = normalImpulse(s, glm::dot(at(s)(), s.normal));
+        return !changesNothing(s, l);
+      });
+      if (first < 0) {
+        k += n;
+        continue;
+      }
+      PairContact<T> s = c[k + first];  // as a value (updateContact)
+      applyContact(s, lambda, friction, at(s), [&](const Vec3<T>& j) { apply(s, j); });
+      lanes.sync();  // every lane has read the contact before the leader stores into it
+      if (lanes.leader()) {
+        c[k + first].lambdaNormal = s.lambdaNormal;
+        c[k + first].lambdaTangent = s.lambdaTangent;
+      }
+      lanes.sync();
+      k += first + 1;
+    }
+  }
+}
+
+/// One Gauss–Seidel sweep over a pair's contacts (sweepContacts): normal impulse towards the
+/// target with the accumulated impulse kept ≥ 0, then friction within the Coulomb cone. `a` and
+/// `b` are updated as the sweep goes; the impulses it applied are added to `onA` and `onB`
+/// (onB = −onA's linear part, with b's own lever arms).
+template <class T, class Lanes = SerialLanes>
 SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, int count,
-                        T friction, PairImpulse<T>& onA, PairImpulse<T>& onB) {
+                        T friction, PairImpulse<T>& onA, PairImpulse<T>& onB, const Lanes& lanes = Lanes{}) {
+  auto at = [&](const PairContact<T>& s) { return [&] { return relativeVelocity(a, b, s); }; };
   auto apply = [&](const PairContact<T>& s, const Vec3<T>& j) {
     a.v += a.invMass * j;
     a.w += a.invInertia * glm::cross(s.ra, j);
@@ -495,14 +545,7 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
     onB.linear -= j;
     onB.angular -= glm::cross(s.rb, j);
   };
-  for (int k = 0; k < count; ++k) {
-    PairContact<T> s = c[k];  // as a value (updateContact)
-    if (!(s.normalMass > T(0))) continue;  // both sides immovable along n
-    updateContact(s, friction, [&] { return relativeVelocity(a, b, s); },
-                  [&](const Vec3<T>& j) { apply(s, j); });
-    c[k].lambdaNormal = s.lambdaNormal;
-    c[k].lambdaTangent = s.lambdaTangent;
-  }
+  sweepContacts(c, count, friction, at, apply, lanes);
 }
 
 /// pairSweep with one side immovable — a collider, or a carrier in shock propagation (inverse
@@ -520,18 +563,18 @@ SMASH_HD void pairSweep(SolverBody<T>& a, SolverBody<T>& b, PairContact<T>* c, i
 template <class T, bool AMoves, bool FixedAtRest = false, class Lanes = SerialLanes>
 SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, PairContact<T>* c, int count,
                             T friction, PairImpulse<T>* onMoving, const Lanes& lanes = Lanes{}) {
-  // relativeVelocity's two terms: a's minus b's point velocity.
-  auto fixedVelocity = [&](const PairContact<T>& s) {
-    Vec3<T> v(T(0));
-    if constexpr (!FixedAtRest) v = AMoves ? fixed.v + glm::cross(fixed.w, s.rb) : fixed.v + glm::cross(fixed.w, s.ra);
-    return v;
+  // relativeVelocity's two terms, a's minus b's point velocity, the fixed side's taken once.
+  auto at = [&](const PairContact<T>& s) {
+    Vec3<T> vFixed(T(0));
+    if constexpr (!FixedAtRest) vFixed = AMoves ? fixed.v + glm::cross(fixed.w, s.rb) : fixed.v + glm::cross(fixed.w, s.ra);
+    return [&s, &moving, vFixed] {
+      const Vec3<T> vMoving = moving.v + glm::cross(moving.w, AMoves ? s.ra : s.rb);
+      if constexpr (FixedAtRest && AMoves) return vMoving;
+      else return AMoves ? vMoving - vFixed : vFixed - vMoving;
+    };
   };
-  auto relative = [&](const PairContact<T>& s, const Vec3<T>& vFixed) {
-    const Vec3<T> vMoving = moving.v + glm::cross(moving.w, AMoves ? s.ra : s.rb);
-    if constexpr (FixedAtRest && AMoves) return vMoving;
-    else return AMoves ? vMoving - vFixed : vFixed - vMoving;
-  };
-  auto apply = [&](const Vec3<T>& rm, const Vec3<T>& j) {  // j acts on a; b receives −j
+  auto apply = [&](const PairContact<T>& s, const Vec3<T>& j) {  // j acts on a; b receives −j
+    const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
     if (AMoves) {
       moving.v += moving.invMass * j;
       moving.w += moving.invInertia * glm::cross(rm, j);
@@ -548,51 +591,7 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
       }
     }
   };
-  if constexpr (Lanes::kWidth == 1) {
-    // A window of one (one GPU thread, math/lanes.h SerialLanes): the scan below written plainly,
-    // the chain contact after contact.
-    for (int k = 0; k < count; ++k) {
-      PairContact<T> s = c[k];  // as a value (updateContact)
-      if (!(s.normalMass > T(0))) continue;  // immovable along n
-      const Vec3<T> vFixed = fixedVelocity(s);
-      const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
-      const T lambda = normalImpulse(s, glm::dot(relative(s, vFixed), s.normal));
-      if (changesNothing(s, lambda)) continue;
-      applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) { apply(rm, j); });
-      c[k].lambdaNormal = s.lambdaNormal;
-      c[k].lambdaTangent = s.lambdaTangent;
-    }
-  } else {
-    // The scan (math/lanes.h): the lanes test the next kWidth contacts against the velocities now;
-    // every one before the first that changes something changes nothing (updateContact's early
-    // return), as it would in the chain, so the first is applied — on every lane, each holding the
-    // moving side — and the scan resumes after it.
-    for (int k = 0; k < count;) {
-      const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
-      T lambda = T(0);
-      const int first = lanes.firstWhere(n, lambda, [&](int at, T& l) {
-        const PairContact<T>& s = c[k + at];
-        if (!(s.normalMass > T(0))) return false;  // immovable along n
-        l = normalImpulse(s, glm::dot(relative(s, fixedVelocity(s)), s.normal));
-        return !changesNothing(s, l);
-      });
-      if (first < 0) {
-        k += n;
-        continue;
-      }
-      PairContact<T> s = c[k + first];  // as a value (updateContact)
-      const Vec3<T>& rm = AMoves ? s.ra : s.rb;  // the moving side's lever arm
-      const Vec3<T> vFixed = fixedVelocity(s);
-      applyContact(s, lambda, friction, [&] { return relative(s, vFixed); }, [&](const Vec3<T>& j) { apply(rm, j); });
-      lanes.sync();  // every lane has read the contact before the leader stores into it
-      if (lanes.leader()) {
-        c[k + first].lambdaNormal = s.lambdaNormal;
-        c[k + first].lambdaTangent = s.lambdaTangent;
-      }
-      lanes.sync();
-      k += first + 1;
-    }
-  }
+  sweepContacts(c, count, friction, at, apply, lanes);
 }
 
 /// One sweep of a body's collider contacts (the colliders: at rest, immovable). `onBody` (may be

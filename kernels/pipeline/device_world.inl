@@ -758,25 +758,33 @@ class DeviceWorld final : public World {
     }, 1, kPairColors + 2, (kPairColors + 2) * 4.0);
     launch("ColorCounts", kPairColors + 1, ColorCounts{colors}, (kPairColors + 1) * 12.0);
     // A round reads every touching pair's points and its bodies once (the colours split them),
-    // and every body in a pair its collider contacts; the chain is a pair's sweeps. The census
-    // counts CUDA's shape: every colour over the pair slots, a colour's share of the pairs' bytes
-    // and, where it has pairs, one pair's sweeps as its chain (an empty colour's threads return at
-    // once); the overflow in one thread, its pairs' sweeps one after another.
+    // and every body in a pair its collider contacts. The census counts CUDA's shape: every
+    // colour over min(slots, bodies) warps, a colour's share of the pairs' bytes and the longest
+    // warp chain of its pairs' sweeps (launchLanes; an empty colour's warps return at once — the
+    // census does not know the GPU's SMs, so it takes no limit on the warps); the overflow in one
+    // thread, its pairs' sweeps one after another.
     const double overflowPairs = census_ ? censusRead(colors.count + kOverflowColor) : 0;
     double colorPairs[kPairColors] = {};
     if (census_)
       for (int c = 0; c < kPairColors; ++c) colorPairs[c] = censusRead(colors.count + c);
     // A colour holds at most one pair per awake body (SweepPairColor), so a colour is launched
-    // over min(slots, bodies) threads, not over every pair slot (rain_64k on CUDA: 64,000 threads
-    // a launch, not ~360,000, in 384 launches a step); OpenMP reads the colour's size.
-    const int colorThreads = std::min(slots, nb);
+    // over min(slots, bodies) elements, not over every pair slot (rain_64k: 64,000, not ~360,000,
+    // in 384 launches a step), on CUDA a warp each and at most 16 warps an SM, striding
+    // (System::stridingWidth); OpenMP reads the colour's size.
+    const int colorThreads = System::stridingWidth(context_, std::min(slots, nb));
     for (int it = 0; it < rounds; ++it) {
       for (int c = 0; c < kPairColors; ++c) {
         const double share = pairs > 0 ? colorPairs[c] / pairs : 0.0;
         const int width = census_ ? colorThreads : System::passWidth(colors.count + c, colorThreads);
-        launchSpans("SweepPairColor", width, kColorSpan, colorSweepOf(p, colors, c, width),
-                    share * (pairs * (12 + 4 * BD) + 2 * pairContacts * PC),
-                    colorPairs[c] > 0 ? mostPairContacts * scene_.solver.pairSweeps : 0.0);
+        const double bytes = share * (pairs * (12 + 4 * BD) + 2 * pairContacts * PC);
+#if SMASH_CONTACT_LANES
+        if (!census_) {  // x86-64 CPUs: four pairs to an SSE register (the same bits)
+          launchSpans("SweepPairColor", width, kColorSpan, SweepPairColorSpans{p, colors.start, colors.order, c}, bytes);
+          continue;
+        }
+#endif
+        // A pair a warp on CUDA (its sweeps as scans over its points); the census counts its chain.
+        launchLanes("SweepPairColor", width, SweepPairColor{p, colors.start, colors.order, c, width}, bytes);
       }
       launch("SweepPairOverflow", 1, SweepPairOverflow{p, colors.start, colors.order}, 8.0 + overflowPairs * (8 + 4 * BD),
              overflowPairs * mostPairContacts * scene_.solver.pairSweeps);

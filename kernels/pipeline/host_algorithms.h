@@ -76,6 +76,9 @@ struct HostAlgorithms {
   /// The CUDA shape: as many threads as slots, those past the count doing nothing. The serial
   /// system keeps it, so the tests run the path CUDA takes (and compare it with OpenMP's).
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
+  /// The elements a lanes launch whose elements stride over its work (SweepPairColor) is given,
+  /// of `elements` that would each take one: all of them on a CPU.
+  static int stridingWidth(const Context&, int elements) { return elements; }
   /// Threads a launch spreads over: one on the serial system.
   static int workers() { return 1; }
   /// Not read: the serial system steps a world asleep as CUDA does (the tests compare it with

@@ -1959,7 +1959,10 @@ struct ColorCounts {
 
 /// Gauss–Seidel over pair q: its pair_sweeps sweeps with the bodies' true masses from their
 /// current velocities, written back (a sleeping body is static and keeps its zero velocities).
-SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
+/// Over `lanes` (math/lanes.h): each sweep a scan over the pair's ≤ 8 points (pairSweep), every
+/// lane holding both bodies; the leader writes them.
+template <class Lanes = SerialLanes>
+SMASH_HD void sweepPairInPlace(const StepParams& p, int q, const Lanes& lanes = Lanes{}) {
   const int count = p.pairContactCount[q];
   const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
   const BodyData& A = p.bodies[a];
@@ -1968,7 +1971,9 @@ SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
   const float friction = pairMaterial(p, A, B).friction;
   PairImpulse<float> onA, onB;  // not needed: the velocities carry the impulses
   for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
-    pairSweep(sa, sb, slotsOf(p, q), count, friction, onA, onB);
+    pairSweep(sa, sb, slotsOf(p, q), count, friction, onA, onB, lanes);
+  lanes.sync();  // every lane has read the bodies before the leader stores into them
+  if (!lanes.leader()) return;
   if (!A.asleep) {
     p.bodies[a].velocity = sa.v;
     p.bodies[a].angularVelocity = sa.w;
@@ -1979,12 +1984,13 @@ SMASH_HD void sweepPairInPlace(const StepParams& p, int q) {
   }
 }
 
-/// One colour of a Gauss–Seidel round: its pairs share no awake body, one to a thread; thread i
-/// sweeps the colour's pairs i, i + stride, … (stride: the launch's width). A colour's touching
-/// pairs each hold an awake body no other pair of the colour holds (two sleeping bodies have no
-/// contacts: PairContactsOf), so a colour has at most as many pairs as there are bodies: a
-/// launch of min(pair slots, bodies) threads sweeps each pair in its own thread
-/// (device_world.inl gaussSeidelRounds), the loop only guarding that bound.
+/// One colour of a Gauss–Seidel round: its pairs share no awake body, one to an element (CUDA: a
+/// warp, its lanes over the pair's points; device_world.inl launchLanes); element i sweeps the
+/// colour's pairs i, i + stride, … (stride: the launch's width). A colour's touching pairs each
+/// hold an awake body no other pair of the colour holds (two sleeping bodies have no contacts:
+/// PairContactsOf), so a colour has at most as many pairs as there are bodies: a launch of
+/// min(pair slots, bodies) elements sweeps each pair in its own (device_world.inl
+/// gaussSeidelRounds), the loop only guarding that bound.
 /// The pairs of a colour are independent, so who sweeps which changes no bit.
 struct SweepPairColor {
   StepParams p;
@@ -1992,10 +1998,11 @@ struct SweepPairColor {
   const int* order;
   int color;
   int stride;
-  SMASH_HD void operator()(int i) const {
+  template <class Lanes>
+  SMASH_HD void operator()(int i, const Lanes& lanes) const {
     // The colour's bounds read again each time round: kept in registers across the sweep they
     // took the kernel to 8 B of stack and 16 B of spills (ptxas, sm_90).
-    for (; i < start[color + 1] - start[color]; i += stride) sweepPairInPlace(p, order[start[color] + i]);
+    for (; i < start[color + 1] - start[color]; i += stride) sweepPairInPlace(p, order[start[color] + i], lanes);
   }
 };
 
@@ -2013,10 +2020,6 @@ struct SweepPairColorSpans {
   void operator()(int g) const;
 };
 constexpr int kColorSpan = 16;
-/// A colour's launch on a CPU: spans covering the colour (its width read, System::passWidth).
-inline SweepPairColorSpans colorSweepOf(const StepParams& p, const PairColors& colors, int color, int /*threads*/) {
-  return {p, colors.start, colors.order, color};
-}
 
 inline void SweepPairColorSpans::operator()(int g) const {
   const int first = start[color], end = start[color + 1];
@@ -2041,12 +2044,6 @@ inline void SweepPairColorSpans::operator()(int g) const {
   for (int i = from; i < to; ++i)
     if (packed.add(p, order[i], p.pairContactCount[order[i]], true)) sweep();
   if (packed.used > 0) sweep();
-}
-#else
-constexpr int kColorSpan = 1;
-/// A colour's launch of `threads` threads, each striding by the launch's width.
-inline SweepPairColor colorSweepOf(const StepParams& p, const PairColors& colors, int color, int threads) {
-  return {p, colors.start, colors.order, color, threads};
 }
 #endif
 
