@@ -923,16 +923,8 @@ class DeviceWorld final : public World {
       for (int it = gaussSeidel; it < scene_.solver.contactIterations; ++it) {
         // Its pair_sweeps sweeps re-read the pair's points from L1: DRAM bytes once, the dependent
         // chain pair_sweeps times as long.
-        const double bytes = pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC;
-#if SMASH_CONTACT_LANES
-        if (!census_)  // x86-64 CPUs: four pairs to an SSE register (the same bits)
-          launchSpans("SweepPairContacts", slots, kPairSpan, SweepPairSpans{p}, bytes);
-        else
-#endif
-        {  // a pair a warp on CUDA, striding; the census counts the longest warp chain
-          const int width = System::stridingWidth(context_, slots);
-          launchLanes("SweepPairContacts", width, SweepPairContacts{p, width}, bytes);
-        }
+        launchSpans("SweepPairContacts", slots, kPairSpan, SweepPairKernel{p}, pairs * (8 + 2 * BD + 2 * PI) + 2 * pairContacts * PC,
+               mostPairContacts * scene_.solver.pairSweeps);
         launch("SweepCollidersAndApply", nb, SweepCollidersAndApply{p, false},
                nb * (BD + 32 + PI + 12) + 2 * pairs * (8 + PI));
       }

@@ -1771,32 +1771,19 @@ struct PreparePairs {
 };
 
 /// One Jacobi round, part 1: every touching pair sweeps its contacts with split masses from the
-/// velocities at the round's start, the impulses it applied summed from zero (beginPairRound) for
-/// SweepCollidersAndApply. Over `lanes` (math/lanes.h; CUDA: a warp a pair, each sweep a scan over
-/// its ≤ 8 points, the leader writing the sums); element q sweeps the pair slots q, q + stride, …
-/// (stride: the launch's width, System::stridingWidth; the pairs are independent).
+/// velocities at the round's start. One pair slot to a thread (the GPU's kernel).
 struct SweepPairContacts {
   StepParams p;
-  int stride;
-  template <class Lanes>
-  SMASH_HD void operator()(int q, const Lanes& lanes) const {
-    for (; q < pairCountOf(p); q += stride) {
-      const int count = p.pairContactCount[q];
-      PairImpulse<float> onA, onB;  // every lane's the same
-      if (count > 0) {
-        const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
-        const BodyData& A = p.bodies[a];
-        const BodyData& B = p.bodies[b];
-        SolverBody<float> sa = pairSolverBody(p, a, A, p.split[a]), sb = pairSolverBody(p, b, B, p.split[b]);
-        const float friction = pairMaterial(p, A, B).friction;
-        for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
-          pairSweep(sa, sb, slotsOf(p, q), count, friction, onA, onB, lanes);
-      }
-      if (lanes.leader()) {
-        p.onA[q] = onA;
-        p.onB[q] = onB;
-      }
-    }
+  SMASH_HD void operator()(int q) const {
+    const int count = beginPairRound(p, q);
+    if (count == 0) return;
+    const int a = pairA(p.pairKeys[q]), b = pairB(p.pairKeys[q]);
+    const BodyData& A = p.bodies[a];
+    const BodyData& B = p.bodies[b];
+    SolverBody<float> sa = pairSolverBody(p, a, A, p.split[a]), sb = pairSolverBody(p, b, B, p.split[b]);
+    const float friction = pairMaterial(p, A, B).friction;
+    for (int sweep = 0; sweep < p.pairSweeps; ++sweep)  // bounded by the scene (≤ 64), over ≤ 8 points
+      pairSweep(sa, sb, slotsOf(p, q), count, friction, p.onA[q], p.onB[q]);
   }
 };
 
@@ -1813,6 +1800,7 @@ struct SweepPairSpans {
   void operator()(int g) const;
 };
 constexpr int kPairSpan = 32;
+using SweepPairKernel = SweepPairSpans;
 
 /// Up to four pairs packed for lanes::pairSweeps (SweepPairSpans, SweepPairColorSpans): each
 /// pair's bodies with their split masses (the Jacobi rounds) or true masses (the Gauss–Seidel
@@ -1868,6 +1856,9 @@ inline void SweepPairSpans::operator()(int g) const {
   }
   if (packed.used > 0) sweep();
 }
+#else
+constexpr int kPairSpan = 1;
+using SweepPairKernel = SweepPairContacts;
 #endif
 
 // Gauss–Seidel rounds (math/pair_colors.h): the colouring, then each round's colours one after
