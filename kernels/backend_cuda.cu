@@ -150,10 +150,10 @@ struct CudaSystem {
   /// one a body) is given at most 16 warps an SM (about one resident wave at ≤ 128 registers),
   /// not a warp for each body: rain_64k's colour launches would otherwise be 64,000 warps each,
   /// three in four returning at once, 384 launches a step. SMASH_CUDA_STRIDING_WARPS sets the
-  /// warps an SM (0: a warp an element).
+  /// warps an SM (0: a warp an element); with SMASH_CUDA_LANES=0, a thread an element as before.
   static int stridingWidth(const Context& context, int elements) {
     const long long most = static_cast<long long>(context.stridingWarps) * context.multiprocessors;
-    return context.stridingWarps > 0 && most < elements ? static_cast<int>(most) : elements;
+    return context.lanes && context.stridingWarps > 0 && most < elements ? static_cast<int>(most) : elements;
   }
   /// Device memory: never read in a step; a pass runs over the slots provisioned.
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }

@@ -841,6 +841,9 @@ TEST_CASE("bodies: scene errors name the field", "[bodies][scene]") {
   bad(R"({"materials": {"default": {}}, "solver": {"pair_sweeps": 65},
          "shapes": {"box": {"mesh": "meshes/box.obj"}}})",
       {"test.json", "solver.pair_sweeps", "at most 64"});
+  bad(R"({"materials": {"default": {}}, "solver": {"shock_sweeps": 0},
+         "shapes": {"box": {"mesh": "meshes/box.obj"}}})",
+      {"test.json", "solver.shock_sweeps", "[1, 256]"});
   // A scene built in code with touching enabled but no baked field is refused, not run without.
   Scene scene = sceneFromJson(headOn(0.5, "shape_matching"));
   scene.shapes[0].sdf.reset();

@@ -695,8 +695,7 @@ SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBod
 /// body above rests on the one below. A body touching a container's side wall is not level 0,
 /// and a body under it is not carried by it (measured: counting every contact, the 100-body pile
 /// in a box ended with 7% interpenetration and 32 J).
-constexpr int kShockSweeps = 64;    ///< at most, Gauss–Seidel sweeps of a body against what carries it
-constexpr int kNoLevel = 1 << 30;   ///< not connected to a collider within the levels
+constexpr int kNoLevel = 1 << 30;  ///< not connected to a collider within the levels
 
 /// Whether a contact normal n (or a sum of them) holds a body up: within 60° of `up`.
 template <class T>

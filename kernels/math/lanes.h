@@ -17,7 +17,8 @@
 // SerialLanes is one thread doing the lanes' work in order: every CPU caller and the reference,
 // the same arithmetic in the same order as the chain. (kernels/math/contact_lanes.h is another
 // thing: the CPU's SSE sweep of four pairs at once.) WarpLanes (CUDA only) is a warp; the CUDA
-// system launches a body's solve on one (CudaSystem::forEachLanes).
+// system launches a body's solve, or a colour's pair's sweeps (SweepPairColor), on one
+// (CudaSystem::forEachLanes).
 #pragma once
 
 #include "math/hd.h"

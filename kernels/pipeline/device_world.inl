@@ -725,8 +725,9 @@ class DeviceWorld final : public World {
   /// (kColorPasses passes of two launches), sorted by colour, then each round the colours one
   /// launch each, the overflow in one thread and the bodies' collider contacts. On OpenMP a
   /// colour's launch is as wide as the colour (System::passWidth reads its size); on the serial
-  /// system and a GPU as the pair slots or the bodies if fewer, the threads past the colour doing
-  /// nothing.
+  /// system as the pair slots or the bodies if fewer, the elements past the colour doing nothing;
+  /// on a GPU the same, a warp an element, at most 16 warps an SM striding over the colour
+  /// (System::stridingWidth).
   void gaussSeidelRounds(const StepParams& p, int slots, double pairs, double pairContacts, double mostPairContacts, int rounds) {
     const int nb = static_cast<int>(bodies_.size());
     const double BD = sizeof(BodyData), PC = sizeof(PairContact<float>);
@@ -771,11 +772,11 @@ class DeviceWorld final : public World {
     // over min(slots, bodies) elements, not over every pair slot (rain_64k: 64,000, not ~360,000,
     // in 384 launches a step), on CUDA a warp each and at most 16 warps an SM, striding
     // (System::stridingWidth); OpenMP reads the colour's size.
-    const int colorThreads = System::stridingWidth(context_, std::min(slots, nb));
+    const int colorElements = System::stridingWidth(context_, std::min(slots, nb));
     for (int it = 0; it < rounds; ++it) {
       for (int c = 0; c < kPairColors; ++c) {
         const double share = pairs > 0 ? colorPairs[c] / pairs : 0.0;
-        const int width = census_ ? colorThreads : System::passWidth(colors.count + c, colorThreads);
+        const int width = census_ ? colorElements : System::passWidth(colors.count + c, colorElements);
         const double bytes = share * (pairs * (12 + 4 * BD) + 2 * pairContacts * PC);
 #if SMASH_CONTACT_LANES
         if (!census_) {  // x86-64 CPUs: four pairs to an SSE register (the same bits)
@@ -1497,6 +1498,7 @@ class DeviceWorld final : public World {
     // Off without colliders: nothing is carried (and the level buffers are then never written).
     const double g = glm::length(scene_.gravity);
     p.shockLevels = p.colliderContacts && p.colliderCount > 0 && g > 0 ? s.shockLevels : 0;
+    p.shockSweeps = s.shockSweeps;
     p.up = g > 0 ? V3(-scene_.gravity / g) : V3(0.0f);
     p.pairSupport = raw(pairSupport_);
     p.shockLevel = raw(shockLevel_);

@@ -17,6 +17,9 @@
 //   sortKeys(policy, keys, n)
 //   lowerBounds(policy, sorted, n, queries, out) out[b] = first index with sorted[i] ≥ b, b < queries
 //   copyToHost(dst, src, n)                       a device→host read (the caller counts them)
+//   stridingWidth(context, elements)              elements a lanes launch whose elements stride over
+//                                                 its work is given (CUDA: at most 16 warps an SM;
+//                                                 CPU: all)
 //   passWidth(count, provisioned)                 threads of a pass over a device-counted range:
 //                                                 the provisioned slots (CUDA's shape: nothing
 //                                                 read), or where the count lies in host memory

@@ -232,6 +232,7 @@ struct StepParams {
   PairImpulse<float>* onB = nullptr;          // (pairCapacity) and on b
   PairImpulse<float>* onBody = nullptr;       // (nbody) from the colliders
   int shockLevels = 0;                        // levels of shock propagation (0: off)
+  int shockSweeps = 64;                       // at most, sweeps of a body of a level (shock_sweeps)
   V3 up{0.0f};                                // −gravity, unit
   int* pairSupport = nullptr;                 // (pairCapacity) +1 a rests on b, −1 b on a, 0
   int* shockLevel = nullptr;                  // (nbody) the level each body ends with
@@ -2219,7 +2220,7 @@ struct ShockVelocities {
       prepareResponse<float>(self, nullptr, slotsOf(p, q), p.pairContactCount[q], a == b, lanes);
     }
     const float radius = p.shapes[body.shape].radius;
-    for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
+    for (int sweep = 0; sweep < p.shockSweeps; ++sweep) {
       const SolverBody<float> last = self;
       if (level == 0)
         sweepColliderContacts(self, p.contacts + static_cast<long long>(b) * p.contactCapacity,

@@ -837,7 +837,7 @@ void ReferenceWorld::shockVelocities(ContactSolve& s) {
           prepareResponse<double>(self, nullptr, s.pairs[p].contacts.data(), count, pair.a == b);
         }
       const double radius = scene_.shapes[scene_.bodies[b].shape].boundingRadius;
-      for (int sweep = 0; sweep < kShockSweeps; ++sweep) {
+      for (int sweep = 0; sweep < scene_.solver.shockSweeps; ++sweep) {
         const SolverBody<double> last = self;
         if (k == 0)
           sweepColliderContacts(self, s.colliderContacts[b].data(), static_cast<int>(s.colliderContacts[b].size()),

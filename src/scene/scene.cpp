@@ -399,6 +399,7 @@ void parseSolver(const Json& j, const std::string& file, Scene& scene) {
   s.pairSweeps = static_cast<int>(f.integer("pair_sweeps", 2, 1, 64));
   s.gaussSeidelRounds = static_cast<int>(f.integer("gauss_seidel_rounds", 16, 0, 1000));
   s.shockLevels = static_cast<int>(f.integer("shock_levels", 16, 0, 64));
+  s.shockSweeps = static_cast<int>(f.integer("shock_sweeps", 64, 1, 256));
   s.sleep = f.boolean("sleep", true);
   s.sleepSpeed = f.nonNegative("sleep_speed", 0.03);
   s.sleepTime = f.nonNegative("sleep_time", 0.5);

@@ -84,6 +84,9 @@ struct SolverSettings {
   /// graph distance k < shockLevels from a collider are solved against what carries them as
   /// static; 0 turns it off.
   int shockLevels = 16;
+  /// At most this many Gauss–Seidel sweeps of a body of a shock level against what carries it
+  /// (fewer where its velocities settle first: contact_solver.h sweepSettled).
+  int shockSweeps = 64;
   /// Sleeping (docs/solver.md "Sleeping"): an island of touching bodies whose every body has
   /// been supported and slower than sleepSpeed at its fastest point for sleepTime seconds stops
   /// being stepped until an awake body touches it.
