@@ -1991,7 +1991,8 @@ SMASH_HD void sweepPairInPlace(const StepParams& p, int q, const Lanes& lanes = 
 /// hold an awake body no other pair of the colour holds (two sleeping bodies have no contacts:
 /// PairContactsOf), so a colour has at most as many pairs as there are bodies: a launch of
 /// min(pair slots, bodies) elements sweeps each pair in its own (device_world.inl
-/// gaussSeidelRounds), the loop only guarding that bound.
+/// gaussSeidelRounds), the loop only guarding that bound — except on CUDA past 16 warps an SM
+/// (System::stridingWidth), where a warp sweeps several.
 /// The pairs of a colour are independent, so who sweeps which changes no bit.
 struct SweepPairColor {
   StepParams p;
