@@ -482,7 +482,8 @@ SMASH_HD bool updateContact(PairContact<T>& s, T friction, const Relative& relat
 /// One Gauss–Seidel sweep over contacts c[0 … count): each contact with a response along its
 /// normal (normalMass > 0) updated in order (updateContact). `at(s)` gives, for the contact s, a
 /// callable returning the relative velocity at s now (a's minus b's); `apply(s, j)` gives a the
-/// impulse j at s and b −j. Every sweep of the solver is this one (pairSweep, sweepOneSided).
+/// impulse j at s and b −j. Every scalar sweep of the solver is this one (pairSweep, sweepOneSided;
+/// math/contact_lanes.h sweeps four pairs in SSE lanes to the same bits).
 ///
 /// Over `lanes` (math/lanes.h): one lane (a GPU thread) walks the chain; wider, each step is a
 /// scan — the lanes test the next kWidth contacts against the velocities now, and every one before
