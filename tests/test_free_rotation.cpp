@@ -297,3 +297,47 @@ TEST_CASE("float: a free body keeps its energy and |L| to 0.1% over 10,000 steps
         CHECK(worstSize < 1e-5);
       }
 }
+
+TEST_CASE("float: free bodies of any shape keep energy and |L| to 0.1% at up to half a rad per step", "[physics][rotation][float]") {
+  // The sweep of "free rotation keeps energy and |L| for any body and axis at steps up to pi rad"
+  // on omp (float), 0.01 to 0.5 rad per step (up to 30 rad/s at 60 steps per second): the
+  // correction's float rounding random-walks (worst over 900 such runs of boxes: 5.4e-4). Faster,
+  // some runs drift past 0.1% (drawn over 0.01 to 1 rad per step, one of these 60 drifted 0.21%,
+  // at 0.92; docs/solver.md).
+  Random rng(4242);
+  for (int trial = 0; trial < 60; ++trial) {
+    Shape shape;
+    if (trial % 4 == 3) {
+      shape = test::randomShape(40, 0.3, 2000 + trial);
+    } else {
+      const double hx = rng.uniform(0.02, 0.5), hy = trial % 10 == 0 ? hx : rng.uniform(0.02, 0.5);
+      const double hz = rng.uniform(0.02, 0.5);
+      std::vector<dvec3> p;
+      for (int i = 0; i < 8; ++i) p.push_back(dvec3(i & 1 ? hx : -hx, i & 2 ? hy : -hy, i & 4 ? hz : -hz));
+      shape = shapeFromParticles("box", p, std::vector<double>(8, 0.125));
+    }
+    dvec3 axis = rng.uniform3(-1, 1);
+    if (trial % 7 == 0) axis = dvec3(rng.uniform(0, 0.01), 1.0, rng.uniform(0, 0.01));
+    const double turn = rng.uniform(0.01, 0.5);
+    const double h = trial % 3 == 0 ? 0.001 : trial % 3 == 1 ? 1.0 / 60 : 0.5;
+    const Method method = trial % 2 ? Method::Impulse : Method::ShapeMatching;
+    const dvec3 omega = glm::normalize(axis) * (turn / h);
+    auto omp = World::create(Backend::Omp, spinScene(shape, omega, h, method));
+    const glm::dmat3& I = shape.inertia;
+    const double e0 = 0.5 * glm::dot(omega, I * omega);
+    const dvec3 L0 = I * omega;
+    double worstE = 0, worstL = 0;
+    for (int k = 0; k < 10000; ++k) {
+      omp->step();
+      const BodyPose p = omp->poses()[0];
+      const glm::dmat3 R = rotationMatrix(glm::dquat(p.rotation));
+      const dvec3 wb = glm::transpose(R) * dvec3(p.angularVelocity);
+      worstE = std::max(worstE, std::abs(0.5 * glm::dot(wb, I * wb) / e0 - 1));
+      worstL = std::max(worstL, glm::length(R * (I * wb) - L0) / glm::length(L0));
+    }
+    INFO("trial " << trial << ", " << methodName(method) << ", " << turn << " rad per step, h " << h
+                  << ": energy " << worstE << ", L " << worstL);
+    CHECK(worstE < 1e-3);
+    CHECK(worstL < 1e-3);
+  }
+}
