@@ -76,8 +76,12 @@ struct CudaSystem {
     bool spread = true;  // forEach's blocks sized to cover every SM (SMASH_CUDA_SPREAD=0: 256 threads)
     bool lanes = true;   // forEachLanes on a warp an element (SMASH_CUDA_LANES=0: one thread, in order)
     int stridingWarps = 0;  // stridingWidth's limit, warps an SM (SMASH_CUDA_STRIDING_WARPS; 0: none)
+    long long* readSlot = nullptr;  // startRead's pinned host slot, and its copy's event
+    cudaEvent_t readDone = nullptr;
     Context() {
       SMASH_CUDA_CHECK(cudaStreamCreate(&stream));
+      SMASH_CUDA_CHECK(cudaMallocHost(&readSlot, sizeof(long long)));
+      SMASH_CUDA_CHECK(cudaEventCreateWithFlags(&readDone, cudaEventDisableTiming));
       const char* setting = std::getenv("SMASH_CUDA_GRAPH");
       graphs = !(setting && std::string(setting) == "0");
       const char* spreading = std::getenv("SMASH_CUDA_SPREAD");
@@ -95,6 +99,9 @@ struct CudaSystem {
     ~Context() {
       for (cudaGraphExec_t g : step)
         if (g) cudaGraphExecDestroy(g);
+      if (stream) cudaStreamSynchronize(stream);  // (a read may still be on its way to readSlot)
+      if (readDone) cudaEventDestroy(readDone);
+      if (readSlot) cudaFreeHost(readSlot);
       if (stream) cudaStreamDestroy(stream);
     }
   };
@@ -159,9 +166,21 @@ struct CudaSystem {
   static int passWidth(const long long* /*count*/, int provisioned) { return provisioned; }
   /// The per-body strategy (the CPU layout; CUDA's default is per particle) is not split.
   static int workers() { return 1; }
-  /// Device memory: reading it would be a host wait in every step, so a world asleep is stepped.
-  template <class Body>
-  static bool allAsleep(const Body* /*bodies*/, int /*n*/) { return false; }
+  /// A world at rest is skipped (DeviceWorld::restStep), learnt by startRead/finishedRead.
+  static constexpr bool kSkipsRest = true;
+  /// A flag read without a host wait: copied on the step's stream into pinned memory after the
+  /// launches queued before it, its value there once the copy's event has passed.
+  static void startRead(Context& context, const long long* at) {
+    SMASH_CUDA_CHECK(cudaMemcpyAsync(context.readSlot, at, sizeof(long long), cudaMemcpyDeviceToHost, context.stream));
+    SMASH_CUDA_CHECK(cudaEventRecord(context.readDone, context.stream));
+  }
+  static bool finishedRead(Context& context, long long& value) {
+    const cudaError_t status = cudaEventQuery(context.readDone);
+    if (status == cudaErrorNotReady) return false;
+    SMASH_CUDA_CHECK(status);
+    value = *context.readSlot;
+    return true;
+  }
 
   template <class Body>
   static void runStep(Context& context, Body&& launches, bool fixedSequence, int variant) {

@@ -22,13 +22,8 @@ struct OmpSystem : HostAlgorithms {
     return static_cast<int>(*count < provisioned ? *count : provisioned);
   }
   static int workers() { return omp_get_max_threads(); }
-  /// The bodies are in host memory and every launch before has finished (a world has bodies).
-  template <class Body>
-  static bool allAsleep(const Body* bodies, int n) {
-    for (int b = 0; b < n; ++b)
-      if (!bodies[b].asleep) return false;
-    return true;
-  }
+  /// A world at rest is skipped (DeviceWorld::restStep).
+  static constexpr bool kSkipsRest = true;
   /// One element runs on the calling thread: waking the team for it costs more than it does
   /// (a step's AdvanceStep; a lone body's own part between its split loops).
   template <class Policy, class F>

@@ -240,6 +240,7 @@ class DeviceWorld final : public World {
     fillAll(incidentStep_, -1LL);
     fillAll(incidentKind_, 0);
     fillAll(stepIndex_, 0LL);
+    fillAll(awakeSeen_, 0LL);
     fillAll(pairsFound_, 0);
     fillAll(wakeMark_, -1LL);
     cellBuckets_ = static_cast<int>(sizes.cellBuckets);
@@ -345,6 +346,7 @@ class DeviceWorld final : public World {
     fixed(&DeviceWorld::incidentStep_, z.bodies);
     fixed(&DeviceWorld::incidentKind_, z.bodies);
     fixed(&DeviceWorld::stepIndex_, 1);
+    fixed(&DeviceWorld::awakeSeen_, 1);
     if (z.wideColliderContacts || z.bodyContacts) fixed(&DeviceWorld::bodiesStart_, z.bodies);
     // The collider contacts each body solved this step (read by the pair passes too), and with
     // colliders last step's: the warm start (KeepContacts; 24 B a slot, a quarter of a contact).
@@ -445,21 +447,75 @@ class DeviceWorld final : public World {
   void step() override {
     ++steps_;
     if (bodies_.empty()) return;
-    const int nb = static_cast<int>(bodies_.size());
     if (restfulSteps_ >= 2 && !census_) {
       restStep();
       return;
     }
-    const bool asleepBefore = System::allAsleep(raw(bodies_), nb);
     // A step with no host read and no host-side timing or counting is a fixed launch sequence:
     // the CUDA system captures it once into a CUDA graph and replays it (System::runStep).
     // With body contacts too: the pair count stays on the device, and the pair buffers swapped at
     // the end of a step alternate, so even and odd steps are two fixed sequences.
     const bool fixedSequence = !profiling_ && !census_;
-    System::runStep(context_, [&] { stepKernels(); }, fixedSequence, bodyContacts_ ? static_cast<int>(steps_ & 1) : 0);
+    System::runStep(
+        context_,
+        [&] {
+          stepKernels();
+          noteAwake();
+        },
+        fixedSequence, bodyContacts_ ? static_cast<int>(steps_ & 1) : 0);
     if (bodyContacts_) swapPairBuffers();
-    restfulSteps_ = asleepBefore && System::allAsleep(raw(bodies_), nb) ? restfulSteps_ + 1 : 0;
+    ++restSpan_;
+    lookAtRest();
     lookAtPairSlots();
+  }
+
+  /// Whether the world rests (restStep), learnt at frame ends without a host wait: each step
+  /// ends with NoteAwake, which raises a device flag if any body is awake, and at a frame's end
+  /// the flag is sent to the host and cleared (System::startRead: on CUDA an asynchronous copy on
+  /// the step's stream, on the CPU at once); its value arrives when the copy is done
+  /// (System::finishedRead: CUDA looks again at the next frame's end while the device is
+  /// behind). A flag that stayed down covers a span of steps that all ended with every body
+  /// asleep; all but its first also began so, and with the span before it clean, its first too.
+  /// Two such steps in a row are enough (restStep). Learnt late, the answer still holds: a world
+  /// whose every body slept through two steps is a fixed point of the step, and nothing but the
+  /// host's setPoses, loadState or new pair slots changes it (restartRestLook). The serial
+  /// system does not skip (System::kSkipsRest): the tests' stepped world.
+  void noteAwake() {
+    if constexpr (System::kSkipsRest) {
+      if (!scene_.sleepSettings<float>().enabled) return;
+      stage(kSleep, [&] {
+        const int nb = static_cast<int>(bodies_.size());
+        launch("NoteAwake", nb, NoteAwake{raw(bodies_), raw(awakeSeen_)}, nb * 4.0 + 8);
+      });
+    }
+  }
+  void lookAtRest() {
+    if constexpr (System::kSkipsRest) {
+      if (!scene_.sleepSettings<float>().enabled || census_ || steps_ % std::max(1, scene_.substeps) != 0) return;
+      if (!restReadPending_) {
+        System::startRead(context_, raw(awakeSeen_));
+        thrust::fill(exec(), awakeSeen_.begin(), awakeSeen_.end(), 0LL);
+        restReadPending_ = true;
+        pendingSpan_ = restSpan_;
+        pendingEpoch_ = restEpoch_;
+        restSpan_ = 0;
+      }
+      long long awake = 0;
+      if (!System::finishedRead(context_, awake)) return;
+      restReadPending_ = false;
+      if (pendingEpoch_ != restEpoch_) return;  // a span from before the host changed the world
+      const bool clean = awake == 0;
+      restfulSteps_ = !clean ? 0 : lastSpanClean_ ? restfulSteps_ + pendingSpan_ : pendingSpan_ - 1;
+      lastSpanClean_ = clean;
+    }
+  }
+  /// The host changed the world (poses, a loaded state, more pair slots): it rests only once two
+  /// of its steps from now on began and ended asleep.
+  void restartRestLook() {
+    restfulSteps_ = 0;
+    lastSpanClean_ = false;
+    restSpan_ = 0;
+    ++restEpoch_;
   }
 
   /// Once per frame (the scene's substeps), the host looks at the pairs found: the step's one
@@ -468,8 +524,7 @@ class DeviceWorld final : public World {
     if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0) checkPairSlots();
   }
 
-  /// A step of a world whose every body slept through the last two steps (System::allAsleep:
-  /// OpenMP). Such a step leaves the world as it found it — a sleeping body is not integrated and
+  /// A step of a world whose every body slept through the last two steps (lookAtRest). Such a step leaves the world as it found it — a sleeping body is not integrated and
   /// gathers no contacts, a pair of two sleeping bodies has none, the colliders do not move and
   /// no awake body is left to touch one — and the two before it left both pair buffers the same,
   /// so it only counts: the step index, the pairs found (CountPairs from the broad phase's last
@@ -510,7 +565,7 @@ class DeviceWorld final : public World {
   void resizePairSlots(int slots) {
     if (slots == pairSlots_) return;
     pairSlots_ = slots;
-    restfulSteps_ = 0;  // more pairs may be kept: step again (restStep)
+    restartRestLook();  // more pairs may be kept: step again (restStep)
     const std::size_t n = static_cast<std::size_t>(slots);
     const std::size_t perPair = static_cast<std::size_t>(scene_.solver.maxContactsPerPair);
     pairContacts_.resize(n * perPair);
@@ -1223,7 +1278,7 @@ class DeviceWorld final : public World {
       contactOverflowPairs_ = h.pairContactOverflow;
     }
     steps_ = h.steps;
-    restfulSteps_ = 0;  // the saved run's other pair buffer is not in the state: step it again
+    restartRestLook();  // the saved run's other pair buffer is not in the state: step it again
     thrust::fill(stepIndex_.begin(), stepIndex_.end(), static_cast<long long>(steps_));
     fillAll(wakeMark_, -1LL);  // marks are of the step being taken: none yet
     System::resetStep(context_);  // buffers may have moved: capture again
@@ -1255,7 +1310,7 @@ class DeviceWorld final : public World {
       bodies[b].asleep = 0;
     }
     bodies_ = bodies;
-    restfulSteps_ = 0;
+    restartRestLook();
     fillAll(wakeMark_, -1LL);
     System::resetStep(context_);  // buffers may have moved: capture again
     const StepParams p = params();
@@ -1798,6 +1853,12 @@ class DeviceWorld final : public World {
   bool kernelTiming_ = false;  // with profiling_: a wait around every kernel (timed)
   std::int64_t steps_ = 0;
   int restfulSteps_ = 0;  // steps in a row that began and ended with every body asleep (restStep)
+  Vector<long long> awakeSeen_;  // (1) raised by NoteAwake since the last look (lookAtRest)
+  int restSpan_ = 0;             // steps since the flag was last sent
+  int pendingSpan_ = 0;          // steps the flag on its way covers
+  bool restReadPending_ = false;
+  bool lastSpanClean_ = false;   // the span before: every step ended with every body asleep
+  std::int64_t restEpoch_ = 0, pendingEpoch_ = 0;  // restartRestLook's count, then and at the send
   std::int64_t stepHostReads_ = 0;
   bool census_ = false;
   Stage currentStage_ = kIntegrate;

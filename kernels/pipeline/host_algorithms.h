@@ -26,9 +26,10 @@
 //                                                 and the system opts in, the count itself
 //   workers()                                     threads a launch spreads over (the per-body
 //                                                 step splits a body's loops below as many bodies)
-//   allAsleep(bodies, n)                          every body asleep, where that can be read for free
-//                                                 (the bodies in host memory and the system opts in;
-//                                                 else false: the step is not skipped)
+//   kSkipsRest                                    whether a world at rest is skipped (restStep; the
+//                                                 serial system steps it: the tests' stepped world)
+//   startRead(context, at), finishedRead(context, value)  a device→host read of one flag without a
+//                                                 wait (CUDA: an asynchronous copy, ready later)
 //   synchronize()                                 waits for queued device work
 //   Context, onStream(policy, context)            per-world state (CUDA: a stream), the policy on it
 //   runStep(context, launches, fixedSequence, variant)  one step's launches (CUDA: a CUDA graph
@@ -50,8 +51,11 @@
 namespace smash::pipeline {
 
 struct HostAlgorithms {
-  /// Per-world state of the system: nothing on the CPU (CUDA: its stream and step graph).
-  struct Context {};
+  /// Per-world state of the system: on the CPU the value of startRead (CUDA: its stream and step
+  /// graph, and the read's pinned slot and event).
+  struct Context {
+    long long read = 0;
+  };
   template <class Policy>
   static Policy onStream(Policy policy, Context&) {
     return policy;
@@ -84,10 +88,15 @@ struct HostAlgorithms {
   static int stridingWidth(const Context&, int elements) { return elements; }
   /// Threads a launch spreads over: one on the serial system.
   static int workers() { return 1; }
-  /// Not read: the serial system steps a world asleep as CUDA does (the tests compare it with
-  /// OpenMP, which skips such steps: DeviceWorld::restStep).
-  template <class Body>
-  static bool allAsleep(const Body* /*bodies*/, int /*n*/) { return false; }
+  /// The serial system steps a world at rest (the tests compare it with OpenMP and CUDA, which
+  /// skip such steps: DeviceWorld::restStep).
+  static constexpr bool kSkipsRest = false;
+  /// A flag read without a wait: host memory, every launch before it finished — at once.
+  static void startRead(Context& context, const long long* at) { context.read = *at; }
+  static bool finishedRead(Context& context, long long& value) {
+    value = context.read;
+    return true;
+  }
 
 
   template <class Policy, class T>

@@ -2424,6 +2424,16 @@ SMASH_HD void storeShared(long long* at, long long value) {
 #endif
 }
 
+/// The step's last launch where the system skips a world at rest (DeviceWorld::lookAtRest):
+/// raises `seen` if the body is awake.
+struct NoteAwake {
+  const BodyData* bodies;
+  long long* seen;
+  SMASH_HD void operator()(int b) const {
+    if (!bodies[b].asleep) storeShared(seen, 1);
+  }
+};
+
 /// Whether body o, as it was at the step's start, wakes a sleeping body it touches: it was awake
 /// and had not yet been at rest for the sleep time (math/sleep.h). A body at rest that waits for
 /// the rest of its island does not wake its neighbours.
