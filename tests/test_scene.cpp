@@ -347,3 +347,26 @@ TEST_CASE("scene: a body that touches others must be a solid its field can resol
   const std::string bad = std::filesystem::absolute(test::writeTemp("flipped_box.obj", flipped));
   requireRejected(twoBodies(bad, 32), {"shapes.plate", "not a closed surface"});
 }
+
+TEST_CASE("scene advice: a shape of touching bodies sparser than it is thick is named", "[scene]") {
+  // Two cubes of their 8 vertices stacked merge into one (nothing samples the faces between the
+  // corners); with 500 surface samples they stack. The advice names the sparse shape only, and
+  // only when bodies touch each other.
+  auto stack = [](const Json& sampling, bool bodyContacts) {
+    Json j = Json::parse(R"({"dt": 0.01, "frames": 1, "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
+      "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+      "bodies": [{"shape": "sparse", "position": [0, 0.05, 0]}, {"shape": "dense", "position": [0, 0.15, 0]}]})");
+    j["solver"]["body_contacts"] = bodyContacts;
+    j["shapes"]["sparse"] = {{"mesh", "meshes/box.obj"}, {"scale", 0.1}};
+    if (!sampling.is_null()) j["shapes"]["sparse"]["sampling"] = sampling;
+    j["shapes"]["dense"] = {{"mesh", "meshes/box.obj"}, {"scale", 0.1},
+                            {"sampling", {{"mode", "surface"}, {"count", 500}, {"seed", 1}}}};
+    return parse(j);
+  };
+  const std::vector<std::string> sparse = stack(Json(), true).advice();
+  REQUIRE(sparse.size() == 1);
+  CHECK(sparse[0].find("shape \"sparse\": 8 particles") != std::string::npos);
+  CHECK(sparse[0].find("\"mode\": \"surface\"") != std::string::npos);
+  CHECK(stack(Json{{"mode", "surface"}, {"count", 500}, {"seed", 2}}, true).advice().empty());
+  CHECK(stack(Json(), false).advice().empty());
+}

@@ -303,6 +303,7 @@ class RunSession {
         scene_.bodies.size(), particles_, smash::methodName(scene_.solver.method), label_.c_str(), device_.c_str());
     say("dt %g s per frame, %d substeps, %d frames (%.3f s)\n", scene_.dt, scene_.substeps, scene_.frames,
         scene_.dt * scene_.frames);
+    for (const std::string& note : scene_.advice()) say("note: %s\n", note.c_str());
     say("%7s %9s  %-34s %12s %12s%s\n", "frame", "time", "centre (body 0)", "kinetic", "penetration",
         scene_.bodyContactsActive() ? "   body-body" : "");
   }
@@ -808,6 +809,7 @@ int main(int argc, char** argv) {
       std::printf("%s: ok (%zu shapes, %zu bodies, %zu colliders%s)\n", validatePath.c_str(), scene.shapes.size(),
                   scene.bodies.size(), scene.colliders.size(),
                   scene.bodyContactsActive() ? ", body contacts on" : "");
+      for (const std::string& note : scene.advice()) std::printf("note: %s\n", note.c_str());
       return 0;
     }
     if (*bench) {

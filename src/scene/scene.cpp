@@ -528,6 +528,31 @@ bool Scene::bodyContactsActive() const {
   return true;
 }
 
+std::vector<std::string> Scene::advice() const {
+  std::vector<std::string> notes;
+  if (!bodyContactsActive()) return notes;
+  std::vector<bool> used(shapes.size(), false);
+  for (const Body& b : bodies) used[static_cast<std::size_t>(b.shape)] = true;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& s = shapes[k];
+    if (!used[k] || s.mesh.triangles.empty() || s.rest.empty() || !(s.thickness > 0)) continue;
+    const double area = surfaceArea(s.mesh);
+    const double spacing = std::sqrt(area / static_cast<double>(s.rest.size()));
+    if (!(spacing > s.thickness)) continue;
+    // A count that puts a particle every third of the thickness.
+    const double count = std::ceil(area / ((s.thickness / 3) * (s.thickness / 3)));
+    std::ostringstream note;
+    note.precision(3);
+    note << "shape \"" << s.name << "\": " << s.rest.size() << " particles over " << area
+         << " m^2 of surface, one every " << spacing * 1000 << " mm, sparser than the shape is thick ("
+         << s.thickness * 1000 << " mm): bodies touching it can sit or sink between its particles (two stacked "
+         << "cubes of 8 vertex particles merge); sample it densely, e.g. \"sampling\": {\"mode\": \"surface\", "
+         << "\"count\": " << static_cast<long long>(count) << "}";
+    notes.push_back(note.str());
+  }
+  return notes;
+}
+
 const char* methodName(Method m) { return m == Method::Impulse ? "impulse" : "shape_matching"; }
 
 /// JSON with a duplicate key in any object rejected, naming the key's path (nlohmann keeps the

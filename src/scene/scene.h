@@ -184,6 +184,11 @@ struct Scene {
   }
   /// Whether steps look for body–body contacts: enabled, more than one body, every shape baked.
   bool bodyContactsActive() const;
+  /// Advice on a valid scene that will not behave as meant (run and validate print it): a shape
+  /// of bodies that touch each other with its particles sparser than it is thick — one particle
+  /// every sqrt(area / count) against 2 volume / area — lets another body sit or pass between
+  /// them (two stacked cubes of 8 vertex particles merge into one).
+  std::vector<std::string> advice() const;
 };
 
 /// The working origin of a scene (docs/physics.md §10): the point the float backends keep every
