@@ -97,9 +97,9 @@ struct CudaSystem {
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
     ~Context() {
+      if (stream) cudaStreamSynchronize(stream);  // (a read may still be on its way to readSlot)
       for (cudaGraphExec_t g : step)
         if (g) cudaGraphExecDestroy(g);
-      if (stream) cudaStreamSynchronize(stream);  // (a read may still be on its way to readSlot)
       if (readDone) cudaEventDestroy(readDone);
       if (readSlot) cudaFreeHost(readSlot);
       if (stream) cudaStreamDestroy(stream);

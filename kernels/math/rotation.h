@@ -294,14 +294,15 @@ SMASH_HD bool energyTurn(const glm::dvec3& u, const glm::dvec3& v, const glm::dm
 /// are the integrator's. The turn takes Rᵀ L along the great circle of the energy's gradient, as
 /// little as gives the energy (energyTurn, in closed form). Where that circle does not reach it —
 /// near the axis of the least or the most energy, whose neighbourhood is a long valley when the two
-/// other moments differ much — along the great circle towards the start's Rᵀ L, which has it. Every
-/// correction is then taken: with Newton's iteration on the gradient circle (8 steps) a correction
-/// it could not finish or reach was skipped, and a skipped step set a new energy for the rest of the
-/// run (+2% to +35% over 10,000 steps at 1 to 3 rad per step, docs/solver.md). Nothing when the
-/// gradient vanishes (rotation about a principal axis) or the inertia is degenerate, and nothing
-/// when the correction would exceed (|ω| h)² for the step's ω: the integrator's energy error is of
-/// higher order than the turn, so a larger correction is not that error (a body at rest has an L of
-/// rounding noise; in contact, correcting by up to the whole turn made the lab bunny's path
+/// other moments differ much — along the great circle towards the start's Rᵀ L, which has it. (By
+/// Newton's iteration on the gradient circle, 8 steps, a correction it could not finish or reach
+/// was left half done or undone, and that step's energy stayed for the rest of the run: up to
+/// +486% over 10,000 steps at 1 to 3 rad per step, docs/solver.md.) Nothing when the gradient
+/// vanishes (rotation about a principal axis) or the inertia is degenerate, and nothing when the
+/// correction would exceed the larger of (|ω| h)² for the step's ω and the angle the body-frame L
+/// moved in the step: the integrator's energy error is of higher order than the turn, so a larger
+/// correction is not that error (a body at rest has an L of rounding noise, a float pose a rounding
+/// of its energy; in contact, correcting by up to the whole turn made the lab bunny's path
 /// sensitive to rounding).
 template <class T>
 SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotation, const Vec3<T>& L,

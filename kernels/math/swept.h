@@ -70,16 +70,19 @@ SMASH_HD SdfSample<T> sweptSample(const Field& field, const Vec3<T>& x0, const V
   const SdfSample<T> s = field(at);
   // Ending outside, the chord must be seen inside past the entry: a chord that only came close —
   // past a convex edge, sliding off a face — did not cross, and its end sample stands. The probe
-  // is where the chord reaches the obstacle's middle (half its thickness below the surface; two
-  // tolerances where the thickness is unknown) at the rate it approaches along the entry's
-  // normal: a fixed distance along the chord (half the thickness) fell short of the surface on a
-  // shallow chord, or beyond the slab where the march's tolerance (10⁻³ of the chord) exceeded
-  // half the thickness, and a box thrown at 100 m/s 80° from a 1 cm slab's normal, or at 200 m/s
-  // with steps of 1/30 s, went through it (issue 11).
+  // is where the chord, approaching the entry's tangent plane at `rate` (the cosine of its angle
+  // to the normal), is (half the thickness) × rate along past that plane: the middle of the chord
+  // through a sphere of that thickness at any angle, and inside a slab of it at any angle (half ×
+  // rate² deep; two tolerances stand for half where the thickness is unknown; never shallower than
+  // the field's resolution). Half the thickness along the chord fell short of the surface on a
+  // shallow chord, or beyond the slab where the march's tolerance (10⁻³ of the chord) exceeded half
+  // the thickness: a box thrown at 100 m/s 80° from a 1 cm slab's normal went through it, and at
+  // 200 m/s with steps of 1/30 s (issue 11).
   if (!(end.phi < T(0))) {
     const T rate = -glm::dot(d, s.gradient) / length;
     if (!(rate > T(0))) return end;  // not moving into it
-    const T depth = half > T(0) ? half : T(2) * tolerance;
+    const T middle = half > T(0) ? half : T(2) * tolerance;
+    const T depth = glm::max(middle * rate * rate, resolution);
     const T probe = glm::min((glm::max(phi, T(0)) + depth) / rate, length - travelled);
     if (!(field.phi(at + d * (probe / length)) < T(0))) return end;
   }

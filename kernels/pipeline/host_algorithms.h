@@ -55,6 +55,13 @@ struct HostAlgorithms {
   /// graph, and the read's pinned slot and event).
   struct Context {
     long long read = 0;
+    /// SMASH_REST_READ_DELAY=k: startRead's value "arrives" only at the k-th finishedRead after it,
+    /// as CUDA's may while the device is behind (the tests run that path on the CPU).
+    int readDelay = 0, readPolls = 0;
+    Context() {
+      const char* delay = std::getenv("SMASH_REST_READ_DELAY");
+      readDelay = delay ? std::max(0, std::atoi(delay)) : 0;
+    }
   };
   template <class Policy>
   static Policy onStream(Policy policy, Context&) {
@@ -91,9 +98,17 @@ struct HostAlgorithms {
   /// The serial system steps a world at rest (the tests compare it with OpenMP and CUDA, which
   /// skip such steps: DeviceWorld::restStep).
   static constexpr bool kSkipsRest = false;
-  /// A flag read without a wait: host memory, every launch before it finished — at once.
-  static void startRead(Context& context, const long long* at) { context.read = *at; }
+  /// A flag read without a wait: host memory, every launch before it finished — at once (or
+  /// after SMASH_REST_READ_DELAY looks, for the tests).
+  static void startRead(Context& context, const long long* at) {
+    context.read = *at;
+    context.readPolls = context.readDelay;
+  }
   static bool finishedRead(Context& context, long long& value) {
+    if (context.readPolls > 0) {
+      --context.readPolls;
+      return false;
+    }
     value = context.read;
     return true;
   }
