@@ -271,7 +271,7 @@ SMASH_HD T wrappedAngle(T x) {
 /// circle has it. On the circle the energy is a sinusoid of 2a, P + Q cos 2a + S sin 2a, so the
 /// root is in closed form.
 SMASH_HD bool energyTurn(const glm::dvec3& u, const glm::dvec3& v, const glm::dmat3& Iinv, double target,
-                                bool reachable, double& angle) {
+                         bool reachable, double& angle) {
   const double euu = glm::dot(u, Iinv * u), evv = glm::dot(v, Iinv * v), euv = glm::dot(u, Iinv * v);
   const double P = (euu + evv) / 4, Q = (euu - evv) / 4, S = euv / 2;
   const double R = glm::sqrt(Q * Q + S * S);  // E(a) = P + R cos(2a − φ)

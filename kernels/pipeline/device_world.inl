@@ -524,15 +524,15 @@ class DeviceWorld final : public World {
     if (bodyContacts_ && pairSlots_ < pairCapacity_ && steps_ % std::max(1, scene_.substeps) == 0) checkPairSlots();
   }
 
-  /// A step of a world whose every body slept through the last two steps (lookAtRest). Such a step leaves the world as it found it — a sleeping body is not integrated and
-  /// gathers no contacts, a pair of two sleeping bodies has none, the colliders do not move and
-  /// no awake body is left to touch one — and the two before it left both pair buffers the same,
-  /// so it only counts: the step index, the pairs found (CountPairs from the broad phase's last
-  /// scan: the tallies and the pair overflow grow as a stepped world's do), the pair buffers'
-  /// parity and the frame's look at the pair slots (the bits of a stepped run:
-  /// tests/test_body_contacts.cpp compares OpenMP with the serial system, which steps it). Nothing
-  /// but setPoses or loadState can wake such a world; both step it again, as do slots provisioned
-  /// anew (resizePairSlots: the pairs kept may change).
+  /// A step of a world whose every body slept through the last two steps (lookAtRest). Such a step
+  /// leaves the world as it found it — a sleeping body is not integrated and gathers no contacts, a
+  /// pair of two sleeping bodies has none, the colliders do not move and no awake body is left to
+  /// touch one — and the two before it left both pair buffers the same, so it only counts: the step
+  /// index, the pairs found (CountPairs from the broad phase's last scan: the tallies and the pair
+  /// overflow grow as a stepped world's do), the pair buffers' parity and the frame's look at the
+  /// pair slots (the bits of a stepped run: tests/test_body_contacts.cpp compares OpenMP with the
+  /// serial system, which steps it). Nothing but setPoses or loadState can wake such a world; both
+  /// step it again, as do slots provisioned anew (resizePairSlots: the pairs kept may change).
   void restStep() {
     const StepParams p = params();
     stage(kBodies, [&] {
