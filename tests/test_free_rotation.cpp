@@ -111,6 +111,44 @@ dvec3 sweptAxis(Random& rng, int trial) {
   return dvec3(x, 1.0, rng.uniform(0, 0.01));
 }
 
+/// Trial k of a sweep: its body (sweptShape), axis (sweptAxis), a turn of 0.01 to `most` rad per
+/// step, steps of 1 ms, 1/60 s or 0.5 s, and the method, alternating.
+struct SweptSpin {
+  Shape shape;
+  dvec3 axis;
+  double turn, h;
+  Method method;
+  dvec3 omega() const { return glm::normalize(axis) * (turn / h); }
+};
+SweptSpin sweptSpin(Random& rng, int trial, int cloudSeed, double most) {
+  SweptSpin s;
+  s.shape = sweptShape(rng, trial, cloudSeed);
+  s.axis = sweptAxis(rng, trial);
+  s.turn = rng.uniform(0.01, most);
+  s.h = trial % 3 == 0 ? 0.001 : trial % 3 == 1 ? 1.0 / 60 : 0.5;
+  s.method = trial % 2 ? Method::Impulse : Method::ShapeMatching;
+  return s;
+}
+
+/// The largest relative departures of a free spin from its start over the samples it is given
+/// (pose R and world ω of the body, `I` its inertia in the body frame): of the energy, and of the
+/// world angular momentum L (a vector: size and direction).
+struct SpinDrift {
+  glm::dmat3 I;
+  double e0;
+  dvec3 L0;
+  double energy = 0, momentum = 0;
+  SpinDrift(const glm::dmat3& inertia, const dvec3& omega)
+      : I(inertia), e0(0.5 * glm::dot(omega, inertia * omega)), L0(inertia * omega) {}
+  /// Returns the body-frame ω.
+  dvec3 sample(const glm::dmat3& R, const dvec3& omega) {
+    const dvec3 wBody = glm::transpose(R) * omega;
+    energy = std::max(energy, std::abs(0.5 * glm::dot(wBody, I * wBody) / e0 - 1));
+    momentum = std::max(momentum, glm::length(R * (I * wBody) - L0) / glm::length(L0));
+    return wBody;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("torque-free rotation follows Euler's equations", "[physics][rotation]") {
@@ -209,22 +247,16 @@ TEST_CASE("free rotation keeps energy and |L| at any step, and still flips", "[p
       for (bool nearIntermediate : {false, true}) {
         const dvec3 omega = nearIntermediate ? dvec3(0.02, 3.0, 0.01) : dvec3(1.0, 2.0, 3.0);
         ReferenceWorld ref(spinScene(shape, omega, h, method));
-        const double e0 = 0.5 * glm::dot(omega, shape.inertia * omega);
-        const dvec3 L0 = shape.inertia * omega;
-        double worstE = 0, worstL = 0;
+        SpinDrift drift(shape.inertia, omega);
         bool flipped = false;
         for (int k = 0; k < 10000; ++k) {
           ref.step();
-          const glm::dmat3& R = ref.body(0).rotation;
-          const dvec3 wBody = glm::transpose(R) * ref.body(0).angularVelocity;
-          worstE = std::max(worstE, std::abs(0.5 * glm::dot(wBody, shape.inertia * wBody) / e0 - 1));
-          worstL = std::max(worstL, glm::length(R * (shape.inertia * wBody) - L0) / glm::length(L0));
-          if (wBody.y * omega.y < 0) flipped = true;
+          if (drift.sample(ref.body(0).rotation, ref.body(0).angularVelocity).y * omega.y < 0) flipped = true;
         }
         INFO(methodName(method) << ", h " << h << (nearIntermediate ? ", near the intermediate axis" : "")
-                                << ": energy " << worstE << ", L " << worstL);
-        CHECK(worstE < 1e-6);
-        CHECK(worstL < 1e-6);
+                                << ": energy " << drift.energy << ", L " << drift.momentum);
+        CHECK(drift.energy < 1e-6);
+        CHECK(drift.momentum < 1e-6);
         if (nearIntermediate) CHECK(flipped);
       }
     }
@@ -240,29 +272,18 @@ TEST_CASE("free rotation keeps energy and |L| for any body and axis at steps up 
   // iteration's skipped and unfinished corrections each set a new energy for the rest of the run).
   Random rng(20261127);
   for (int trial = 0; trial < 160; ++trial) {
-    const Shape shape = sweptShape(rng, trial, 1000);
-    const dvec3 axis = sweptAxis(rng, trial);
-    const double turn = rng.uniform(0.01, glm::pi<double>());
-    const double h = trial % 3 == 0 ? 0.001 : trial % 3 == 1 ? 1.0 / 60 : 0.5;
-    const Method method = trial % 2 ? Method::Impulse : Method::ShapeMatching;
-    const dvec3 omega = glm::normalize(axis) * (turn / h);
-    ReferenceWorld ref(spinScene(shape, omega, h, method));
-    const glm::dmat3& I = shape.inertia;
-    const double e0 = 0.5 * glm::dot(omega, I * omega);
-    const dvec3 L0 = I * omega;
-    double worstE = 0, worstL = 0;
+    const SweptSpin t = sweptSpin(rng, trial, 1000, glm::pi<double>());
+    ReferenceWorld ref(spinScene(t.shape, t.omega(), t.h, t.method));
+    SpinDrift drift(t.shape.inertia, t.omega());
     for (int k = 0; k < 10000; ++k) {
       ref.step();
-      const glm::dmat3& R = ref.body(0).rotation;
-      const dvec3 wBody = glm::transpose(R) * ref.body(0).angularVelocity;
-      worstE = std::max(worstE, std::abs(0.5 * glm::dot(wBody, I * wBody) / e0 - 1));
-      worstL = std::max(worstL, glm::length(R * (I * wBody) - L0) / glm::length(L0));
+      drift.sample(ref.body(0).rotation, ref.body(0).angularVelocity);
     }
-    INFO("trial " << trial << ", " << methodName(method) << ", " << turn << " rad per step, h " << h
-                  << ", axis (" << axis.x << ", " << axis.y << ", " << axis.z << "): energy " << worstE << ", L "
-                  << worstL);
-    CHECK(worstE < 1e-6);
-    CHECK(worstL < 1e-6);
+    INFO("trial " << trial << ", " << methodName(t.method) << ", " << t.turn << " rad per step, h " << t.h
+                  << ", axis (" << t.axis.x << ", " << t.axis.y << ", " << t.axis.z << "): energy " << drift.energy
+                  << ", L " << drift.momentum);
+    CHECK(drift.energy < 1e-6);
+    CHECK(drift.momentum < 1e-6);
   }
 }
 
@@ -313,28 +334,17 @@ TEST_CASE("float: free bodies of any shape keep energy and |L| to 0.1% at up to 
   // at 0.92; docs/solver.md).
   Random rng(4242);
   for (int trial = 0; trial < 60; ++trial) {
-    const Shape shape = sweptShape(rng, trial, 2000);
-    const dvec3 axis = sweptAxis(rng, trial);
-    const double turn = rng.uniform(0.01, 0.5);
-    const double h = trial % 3 == 0 ? 0.001 : trial % 3 == 1 ? 1.0 / 60 : 0.5;
-    const Method method = trial % 2 ? Method::Impulse : Method::ShapeMatching;
-    const dvec3 omega = glm::normalize(axis) * (turn / h);
-    auto omp = World::create(Backend::Omp, spinScene(shape, omega, h, method));
-    const glm::dmat3& I = shape.inertia;
-    const double e0 = 0.5 * glm::dot(omega, I * omega);
-    const dvec3 L0 = I * omega;
-    double worstE = 0, worstL = 0;
+    const SweptSpin t = sweptSpin(rng, trial, 2000, 0.5);
+    auto omp = World::create(Backend::Omp, spinScene(t.shape, t.omega(), t.h, t.method));
+    SpinDrift drift(t.shape.inertia, t.omega());
     for (int k = 0; k < 10000; ++k) {
       omp->step();
       const BodyPose p = omp->poses()[0];
-      const glm::dmat3 R = rotationMatrix(glm::dquat(p.rotation));
-      const dvec3 wb = glm::transpose(R) * dvec3(p.angularVelocity);
-      worstE = std::max(worstE, std::abs(0.5 * glm::dot(wb, I * wb) / e0 - 1));
-      worstL = std::max(worstL, glm::length(R * (I * wb) - L0) / glm::length(L0));
+      drift.sample(rotationMatrix(glm::dquat(p.rotation)), dvec3(p.angularVelocity));
     }
-    INFO("trial " << trial << ", " << methodName(method) << ", " << turn << " rad per step, h " << h
-                  << ": energy " << worstE << ", L " << worstL);
-    CHECK(worstE < 1e-3);
-    CHECK(worstL < 1e-3);
+    INFO("trial " << trial << ", " << methodName(t.method) << ", " << t.turn << " rad per step, h " << t.h
+                  << ": energy " << drift.energy << ", L " << drift.momentum);
+    CHECK(drift.energy < 1e-3);
+    CHECK(drift.momentum < 1e-3);
   }
 }
