@@ -1167,6 +1167,44 @@ TEST_CASE("world: a step replayed as a CUDA graph equals the same launches made 
     CHECK(graphed->stepHostReads() == 0);
   }
 }
+
+TEST_CASE("world: the CUDA backend computes the OpenMP backend's bits", "[world][determinism][bits]") {
+  // The device code is built without FMA contraction (nvcc --fmad=false, as -ffp-contract=off on
+  // the CPU backends): each float operation rounds once, as on the CPU, so a CUDA world steps to
+  // the OpenMP world's state bit for bit — a chaotic pile included, for its whole run (with
+  // contraction the pile parted from the CPU's within a second: bench/results/nvidia-h200, run 23).
+  // Scenes: free bodies of every shape size under both methods, the lab bunny, the five-box stack
+  // and the 96-body pile in both CUDA layouts, through their falls and (stack, pile) their rest.
+  struct Case {
+    std::string name;
+    Scene scene;
+    int steps;
+  };
+  std::vector<Case> cases;
+  for (Method m : {Method::ShapeMatching, Method::Impulse})
+    cases.push_back({m == Method::Impulse ? "free bodies, impulse" : "free bodies, shape matching",
+                     test::parityScene(shapesFor(kCases[3], 23), 1000, 23, m), 120});
+  cases.push_back({"lab_bunny", loadScene(test::sourcePath("scenes/lab_bunny.json")), 300});
+  cases.push_back({"box_stack", loadScene(test::sourcePath("scenes/box_stack.json")), 400});
+  cases.push_back({"pile_100", loadScene(test::sourcePath("scenes/pile_100.json")), 480});
+  for (const Case& c : cases) {
+    for (StepStrategy layout : {StepStrategy::PerParticle, StepStrategy::PerBody}) {
+      if (layout == StepStrategy::PerBody && c.name != "pile_100") continue;
+      INFO(c.name << ", CUDA " << strategyName(layout) << ", " << c.steps << " steps");
+      auto cpu = World::create(Backend::Omp, c.scene);
+      auto gpu = World::create(Backend::Cuda, c.scene, layout);
+      int firstApart = -1;
+      for (int n = 1; n <= c.steps && firstApart < 0; ++n) {
+        cpu->step();
+        gpu->step();
+        // Every step where it is cheap, every 20th in the pile (a state is a few megabytes).
+        if ((c.steps <= 400 || n % 20 == 0 || n == c.steps) && cpu->saveState() != gpu->saveState()) firstApart = n;
+      }
+      CHECK(firstApart == -1);
+      CHECK(cpu->sleepingBodies() == gpu->sleepingBodies());
+    }
+  }
+}
 #endif
 
 #if !defined(SMASH_TEST_CUDA)
