@@ -3,7 +3,12 @@
 // optimal value of tr(Rᵀ A) is σ1 + σ2 + d σ3.
 #include <Eigen/Dense>
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
 
 #include "core/random.h"
 #include "math/rotation.h"
@@ -283,4 +288,60 @@ TEST_CASE("quaternion helpers", "[math][rotation]") {
     dmat3 S = Q * dmat3(dvec3(3, 0, 0), dvec3(0, 1, 0), dvec3(0, 0, 0.25)) * glm::transpose(Q);
     REQUIRE(frobenius(symmetricPseudoInverse(S, 1e-10) * S - dmat3(1.0)) < 1e-12);
   }
+}
+
+TEST_CASE("same_trig: sin, cos, atan2 and acos from + - x / and sqrt, near the C library's", "[rotation][trig]") {
+  // The pipeline's trigonometry (rotation.h) is written from IEEE operations alone so that the
+  // device computes the host's bits (test_device_math.cu checks those on a GPU); here, how far it
+  // is from the C library's: measured 1 ulp for sin and cos (double), 3 ulp for atan2 and acos,
+  // 1 ulp for the float forms (which round the double result once; glibc's are correctly rounded).
+  const auto ulps = [](double a, double b) {
+    std::int64_t x = 0, y = 0;
+    std::memcpy(&x, &a, sizeof a);
+    std::memcpy(&y, &b, sizeof b);
+    return x > y ? x - y : y - x;
+  };
+  const auto ulpsF = [](float a, float b) {
+    std::int32_t x = 0, y = 0;
+    std::memcpy(&x, &a, sizeof a);
+    std::memcpy(&y, &b, sizeof b);
+    return x > y ? std::int64_t(x) - y : std::int64_t(y) - x;
+  };
+  std::mt19937_64 rng(20261127);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::int64_t worstSin = 0, worstCos = 0, worstSinF = 0, worstCosF = 0;
+  double worstAtan2 = 0, worstAcos = 0;  // relative
+  for (int i = 0; i < 200000; ++i) {
+    const double scale = i % 4 == 0 ? 1e-3 : i % 4 == 1 ? 1.0 : i % 4 == 2 ? 40.0 : 1e4;
+    const double x = scale * unit(rng);
+    // Away from sin's and cos's zeros (where a relative error is an absolute one over a tiny value).
+    if (std::fabs(std::sin(x)) > 1e-3) worstSin = std::max(worstSin, ulps(same::sin(x), std::sin(x)));
+    if (std::fabs(std::cos(x)) > 1e-3) worstCos = std::max(worstCos, ulps(same::cos(x), std::cos(x)));
+    const float xf = static_cast<float>(x);
+    if (std::fabs(std::sin(xf)) > 1e-3f) worstSinF = std::max(worstSinF, ulpsF(same::sin(xf), std::sin(xf)));
+    if (std::fabs(std::cos(xf)) > 1e-3f) worstCosF = std::max(worstCosF, ulpsF(same::cos(xf), std::cos(xf)));
+    const double y = (i % 2 ? 1e3 : 1.0) * unit(rng), z = unit(rng);
+    worstAtan2 = std::max(worstAtan2, std::fabs(same::atan2(y, z) - std::atan2(y, z)) / std::fabs(std::atan2(y, z)));
+    const double c = unit(rng);
+    worstAcos = std::max(worstAcos, std::fabs(same::acos(c) - std::acos(c)) / std::acos(c));
+  }
+  INFO("sin " << worstSin << " ulp, cos " << worstCos << ", float sin " << worstSinF << ", float cos " << worstCosF
+              << "; atan2 " << worstAtan2 << " relative, acos " << worstAcos);
+  CHECK(worstSin <= 2);
+  CHECK(worstCos <= 2);
+  CHECK(worstSinF <= 1);
+  CHECK(worstCosF <= 1);
+  CHECK(worstAtan2 <= 8 * 2.220446049250313e-16);
+  CHECK(worstAcos <= 8 * 2.220446049250313e-16);
+  // The exact points and the quadrants.
+  CHECK(same::sin(0.0) == 0.0);
+  CHECK(same::cos(0.0) == 1.0);
+  CHECK(same::acos(1.0) == 0.0);
+  CHECK(same::acos(-1.0) == std::acos(-1.0));
+  CHECK(same::acos(2.0) == 0.0);  // clamped
+  for (double a : {-3.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0})
+    CHECK(std::fabs(same::atan2(std::sin(a), std::cos(a)) - a) < 1e-15);
+  CHECK(same::atan2(0.0, -1.0) == std::atan2(0.0, -1.0));
+  CHECK(std::isnan(same::sin(std::numeric_limits<double>::infinity())));
+  CHECK(std::isnan(same::cos(std::numeric_limits<double>::quiet_NaN())));
 }

@@ -1170,9 +1170,11 @@ TEST_CASE("world: a step replayed as a CUDA graph equals the same launches made 
 
 TEST_CASE("world: the CUDA backend computes the OpenMP backend's bits", "[world][determinism][bits]") {
   // The device code is built without FMA contraction (nvcc --fmad=false, as -ffp-contract=off on
-  // the CPU backends): each float operation rounds once, as on the CPU, so a CUDA world steps to
-  // the OpenMP world's state bit for bit — a chaotic pile included, for its whole run (with
-  // contraction the pile parted from the CPU's within a second: bench/results/nvidia-h200, run 23).
+  // the CPU backends): each float operation rounds once, as on the CPU, and the turn's sines and
+  // cosines are math/same_trig.h's, so a CUDA world steps to the OpenMP world's state bit for bit —
+  // a chaotic pile included, for its whole run (with contraction the pile parted from the CPU's
+  // within a second: bench/results/nvidia-h200, run 23; with the C library's sines the spinning
+  // free bodies parted at step 38, run 24).
   // Scenes: free bodies of every shape size under both methods, the lab bunny, the five-box stack
   // and the 96-body pile in both CUDA layouts, through their falls and (stack, pile) their rest.
   struct Case {

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "math/hd.h"
+#include "math/same_trig.h"
 
 namespace smash {
 
@@ -279,7 +280,7 @@ SMASH_HD bool energyTurn(const glm::dvec3& u, const glm::dvec3& v, const glm::dm
   double c = (target - P) / R;
   if (reachable) c = glm::clamp(c, -1.0, 1.0);  // (an extreme of the circle, up to rounding)
   if (!(glm::abs(c) <= 1)) return false;
-  const double phi = glm::atan(S, Q), d = glm::acos(c);
+  const double phi = same::atan2(S, Q), d = same::acos(c);
   // 2a folded into [−π, π): a and a + π give the same energy (at −L_s).
   const double first = wrappedAngle(phi - d), second = wrappedAngle(phi + d);
   angle = (glm::abs(first) < glm::abs(second) ? first : second) / 2;
@@ -336,7 +337,7 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
   // How far the turn may go: the integrator's energy error is of higher order than the step's
   // turn, (|ω| h)², or as far back as the body-frame L moved in this step (a long body's L moves
   // across a steep energy landscape).
-  const D moved = glm::acos(glm::clamp(glm::dot(Lb, Lstart) / L2, D(-1), D(1)));
+  const D moved = same::acos(glm::clamp(glm::dot(Lb, Lstart) / L2, D(-1), D(1)));
   const D most = glm::max(maxAngle, moved);
   glm::dvec3 towards = g / gLen;
   D angle = D(0);
@@ -351,7 +352,7 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
   }
   // Q turns L_b towards `towards` by `angle` (about L_b × towards); then (R Qᵀ)ᵀ L = Q L_b.
   const glm::dvec3 axis = glm::cross(Lb / Llen, towards);
-  const D s = glm::sin(angle / D(2)), c = glm::cos(angle / D(2));
+  const D s = same::sin(angle / D(2)), c = same::cos(angle / D(2));
   const Mat3<T> Q = Mat3<T>(rotationMatrix(Quat<D>(c, s * axis.x, s * axis.y, s * axis.z)));
   rotation = rotation * glm::transpose(Q);
 }
@@ -390,7 +391,7 @@ SMASH_HD Mat3<T> rotationBy(const Vec3<T>& omega, T h) {
   const T rate = glm::length(omega);
   if (!(rate * h > T(1e-12))) return Mat3<T>(T(1));  // a turn below rounding (and no 0/0)
   const Vec3<T> axis = omega / rate;
-  const T s = glm::sin(rate * h / T(2)), c = glm::cos(rate * h / T(2));
+  const T s = same::sin(rate * h / T(2)), c = same::cos(rate * h / T(2));
   return rotationMatrix(Quat<T>(c, s * axis.x, s * axis.y, s * axis.z));
 }
 
@@ -427,8 +428,8 @@ SMASH_HD Turn<T> predictedTurn(const Mat3<T>& rotation, const Vec3<T>& omega, co
   const T t2 = theta * theta;
   // sin θ/θ − 1 without cancellation for small θ (series to θ⁶, exact to rounding below 0.1).
   const T sinc1 = theta < T(0.1) ? t2 * (T(-1) / T(6) + t2 * (T(1) / T(120) - t2 / T(5040)))
-                                 : glm::sin(theta) / theta - T(1);
-  const T half2 = glm::sin(theta / T(2));
+                                 : same::sin(theta) / theta - T(1);
+  const T half2 = same::sin(theta / T(2));
   t.u = change + sinc1 * t.w;
   t.k = theta < T(1e-3) ? h * h * (T(0.5) - t2 / T(24)) : h * h * (T(2) * half2 * half2 / t2);
   return t;
