@@ -1177,6 +1177,10 @@ TEST_CASE("world: the CUDA backend computes the OpenMP backend's bits", "[world]
   // free bodies parted at step 38, run 24).
   // Scenes: free bodies of every shape size under both methods, the lab bunny, the five-box stack
   // and the 96-body pile in both CUDA layouts, through their falls and (stack, pile) their rest.
+#if defined(SMASH_CUDA_FMAD)
+  WARN("built with SMASH_CUDA_FMAD=ON (nvcc contracts FMAs): CUDA's bits are not the CPU's; not checked");
+  return;
+#endif
   struct Case {
     std::string name;
     Scene scene;
@@ -1192,6 +1196,9 @@ TEST_CASE("world: the CUDA backend computes the OpenMP backend's bits", "[world]
   for (const Case& c : cases) {
     for (StepStrategy layout : {StepStrategy::PerParticle, StepStrategy::PerBody}) {
       if (layout == StepStrategy::PerBody && c.name != "pile_100") continue;
+      // firstApart: the first step whose states differ (in the pile, the first of the steps
+      // compared, every 20th). A state holds the pair-slot bookkeeping too (slots provisioned, most
+      // pairs found), which both backends grow by the same rule.
       INFO(c.name << ", CUDA " << strategyName(layout) << ", " << c.steps << " steps");
       auto cpu = World::create(Backend::Omp, c.scene);
       auto gpu = World::create(Backend::Cuda, c.scene, layout);

@@ -3,12 +3,12 @@
 // The pipeline is compiled without FMA contraction everywhere (-ffp-contract=off on the CPU
 // backends, nvcc --fmad=false on CUDA), so its additions, multiplications, divisions and square
 // roots round once, as IEEE 754 says, and a CUDA world steps to the OpenMP world's bits. The
-// library's transcendental functions are not so bound: glibc's sinf is correctly rounded, CUDA's
-// is within 2 ulp, and the two differ for some arguments — a spinning body's turn (rotation.h)
-// then parts the backends within tens of steps (bench/results/nvidia-h200, run 24). These are
-// written here from + − × ÷ and √ alone: a range reduction by Cody–Waite (π/2 in three parts) and
-// Taylor polynomials in Horner form, in double, within a few ulp of double (test_rotation.cpp
-// measures them against the C library); the float forms round the double result.
+// library's transcendental functions are not so bound: glibc's sinf is documented within about
+// 0.56 ulp, CUDA's within 2 ulp, and the two differ for some arguments — the likely reason a
+// spinning shape-matched body parted the backends at step 38 (bench/results/nvidia-h200, run 24).
+// These are written here from + − × ÷ and √ alone: a range reduction by Cody–Waite (π/2 in three
+// parts) and Taylor polynomials in Horner form, in double, within 2–3 ulp of the C library's
+// (test_rotation.cpp measures them); the float forms round the double result once.
 #pragma once
 
 #include <glm/glm.hpp>
@@ -19,11 +19,12 @@ namespace smash::same {
 
 namespace detail {
 
-// π/2 in three parts, each with its trailing bits zero, so that k × part is exact for |k| < 2²⁰:
-// x − k π/2 loses nothing to the product for |x| < 10⁶ (the pipeline's angles are a few radians).
-constexpr double kHalfPi1 = 1.5707963267341256e+00;  // 33 significant bits of π/2
+// π/2 in three parts: the first two with their trailing bits zero (31 and 32 significant bits),
+// so that k × part is exact for |k| < 2²⁰ and x − k π/2 loses nothing to those products for
+// |x| < 10⁶ (the pipeline's angles are a few radians); the third, the rest, rounds its product.
+constexpr double kHalfPi1 = 1.5707963267341256e+00;  // the first 33 bits of π/2
 constexpr double kHalfPi2 = 6.077100506303966e-11;   // the next 33
-constexpr double kHalfPi3 = 2.0222662487959506e-21;  // the rest
+constexpr double kHalfPi3 = 2.0222662487959506e-21;  // the rest, to double
 constexpr double kTwoOverPi = 6.3661977236758138e-01;
 constexpr double kPi = 3.1415926535897931e+00;
 constexpr double kHalfPi = 1.5707963267948966e+00;
@@ -32,7 +33,7 @@ constexpr double kSqrt3 = 1.7320508075688772e+00;
 constexpr double kTanTwelfthPi = 2.6794919243112270e-01;  // tan(π/12) = 2 − √3
 
 /// sin r for |r| ≤ π/4 (+ rounding): the series to r¹⁷; the first term left out, r¹⁹/19!, is
-/// below 10⁻¹⁹ |r| there.
+/// below 1.1·10⁻¹⁹ |r| there. ±0 stays ±0.
 SMASH_HD double sinReduced(double r) {
   const double r2 = r * r;
   double p = -1.0 / 355687428096000.0;    // −1/17!
@@ -43,7 +44,7 @@ SMASH_HD double sinReduced(double r) {
   p = p * r2 + 1.0 / 5040.0;              // 1/7!
   p = p * r2 - 1.0 / 120.0;               // −1/5!
   p = p * r2 + 1.0 / 6.0;                 // 1/3!
-  return r - r * r2 * p;
+  return r == 0 ? r : r - r * r2 * p;
 }
 
 /// cos r for |r| ≤ π/4 (+ rounding): the series to r¹⁸ (r²⁰/20! < 10⁻²⁰ there).
@@ -75,7 +76,7 @@ SMASH_HD double reduced(double x, int& quadrant) {
 }
 
 /// atan t for 0 ≤ t ≤ 1: above tan(π/12), atan t = π/6 + atan((√3 t − 1)/(t + √3)), whose
-/// argument is within ±tan(π/12); there the series to t²⁹ (t³¹/31 < 2·10⁻¹⁹ t).
+/// argument is within ±tan(π/12); there the series to t²⁹ (t³¹/31 < 2.3·10⁻¹⁹ t).
 SMASH_HD double atanUnit(double t) {
   double offset = 0.0;
   if (t > kTanTwelfthPi) {
@@ -119,8 +120,8 @@ SMASH_HD double cos(double x) {
 SMASH_HD float sin(float x) { return static_cast<float>(sin(static_cast<double>(x))); }
 SMASH_HD float cos(float x) { return static_cast<float>(cos(static_cast<double>(x))); }
 
-/// atan2(y, x) in [−π, π] (the C library's quadrants; 0 for y = x = 0, which the pipeline never
-/// asks, where the C library gives ±0 or ±π by the zeros' signs).
+/// atan2(y, x) in [−π, π], the C library's quadrants except at signed zeros (the pipeline never
+/// has them): y = ±0 with x < 0 gives +π, and y = x = 0 gives 0.
 SMASH_HD double atan2(double y, double x) {
   const double ay = y < 0 ? -y : y, ax = x < 0 ? -x : x;
   if (ay == 0 && ax == 0) return 0.0;
