@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <tuple>
 #include <sstream>
 
 #include "core/error.h"
@@ -19,6 +21,7 @@
 #include "world/world.h"
 
 using namespace smash;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -268,6 +271,108 @@ TEST_CASE("bodies: heavy on light — a box 100 times heavier stays upright and 
         // (upright, no penetration) until sleeping (math/sleep.h) put the resting stack to sleep.
         CHECK(speed < 1e-3);
         CHECK(top > (static_cast<double>(c.masses.size()) - 0.6) * c.size);  // still stacked
+      }
+}
+
+/// A unit cube's surface as an OBJ, each face an n × n grid of squares (two triangles each),
+/// vertices shared along the edges: (n + 1)³ − (n − 1)³ of them (8 for n = 1, 386 for n = 8).
+std::string subdividedCube(int n) {
+  std::map<std::tuple<int, int, int>, int> index;
+  std::ostringstream v, f;
+  auto vertex = [&](int x, int y, int z) {  // grid coordinates 0..n
+    const auto key = std::make_tuple(x, y, z);
+    auto it = index.find(key);
+    if (it != index.end()) return it->second;
+    const int id = static_cast<int>(index.size()) + 1;
+    index[key] = id;
+    v << "v " << double(x) / n - 0.5 << " " << double(y) / n - 0.5 << " " << double(z) / n - 0.5 << "\n";
+    return id;
+  };
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side)
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          // The face's two in-plane axes u, v with u × v along +axis; corners in that order.
+          const int u = (axis + 1) % 3, w = (axis + 2) % 3;
+          int q[4];
+          const int du[4] = {0, 1, 1, 0}, dw[4] = {0, 0, 1, 1};
+          for (int k = 0; k < 4; ++k) {
+            int c[3];
+            c[axis] = side * n;
+            c[u] = i + du[k];
+            c[w] = j + dw[k];
+            q[k] = vertex(c[0], c[1], c[2]);
+          }
+          if (side == 1)
+            f << "f " << q[0] << " " << q[1] << " " << q[2] << "\nf " << q[0] << " " << q[2] << " " << q[3] << "\n";
+          else
+            f << "f " << q[0] << " " << q[2] << " " << q[1] << "\nf " << q[0] << " " << q[3] << " " << q[2] << "\n";
+        }
+  return v.str() + f.str();
+}
+
+TEST_CASE("bodies: stacks of vertex-sampled boxes, edge on edge, stand", "[bodies][physics][stack][edges]") {
+  // Issue 11 item 2: boxes sampled at their mesh's vertices have particles exactly on their edges,
+  // and stacked aligned those sit on the edges of the box below, where its field's gradient is a
+  // blend of its top and side normals — sideways. Before the contact normals were kept within the
+  // particle's own faces' cone (math/contact.h withinPushCone), ten 0.1 m boxes of an 8 × 8-per-face
+  // mesh tilted 0.06 rad with equal masses and 0.11 with 1:10:…:10⁹, those of a 4 × 4 mesh toppled
+  // at 1:10, and two cubes of 8 vertices merged into one (omp and the reference alike). Still
+  // failing, left out: the impulse method's ten 0.2 m boxes of the 4 × 4 mesh at 1:10 on omp (a
+  // transient 0.04 rad and 3% depth when the upper boxes land, then at rest 4 cm aside; 0.1, 0.15
+  // and 0.3 m stand, shape matching at 0.2 m too); crossed cubes of 8 vertices (their corners miss
+  // each other's faces: no particle on an edge that meets an edge — the sampling advice's case).
+  std::map<int, std::string> meshes;
+  for (int n : {1, 2, 4, 8}) meshes[n] = fs::absolute(test::writeTemp("cube" + std::to_string(n) + ".obj", subdividedCube(n))).string();
+  struct Case {
+    int n, boxes;
+    double ratio, size, yaw;
+  };
+  const Case cases[] = {{8, 10, 10, 0.1, 0}, {8, 10, 1, 0.1, 30}, {4, 10, 10, 0.15, 0}, {4, 2, 100, 0.05, 0},
+                        {2, 10, 10, 0.1, 0}, {1, 10, 1, 0.1, 0}, {1, 2, 100, 0.2, 0}};
+  for (const Case& c : cases)
+    for (const char* method : {"shape_matching", "impulse"})
+      for (const char* backend : {"reference", "omp"}) {
+        std::ostringstream json;
+        json << R"({"dt": 0.016666666666666667, "solver": {"method": ")" << method << R"("},
+          "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
+          "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}], "shapes": {)";
+        double mass = 1;
+        for (int i = 0; i < c.boxes; ++i, mass *= c.ratio)
+          json << (i ? "," : "") << "\"b" << i << R"(": {"mesh": ")" << meshes[c.n] << R"(", "scale": )" << c.size
+               << R"(, "particle_mass": )" << mass << "}";
+        json << R"(}, "bodies": [)";
+        for (int i = 0; i < c.boxes; ++i)
+          json << (i ? "," : "") << R"({"shape": "b)" << i << R"(", "position": [0, )"
+               << c.size / 2 + 0.001 + i * (c.size * 1.005) << R"(, 0], "rotation": {"axis": [0, 1, 0], "degrees": )"
+               << c.yaw << "}}";
+        json << "]}";
+        const Scene scene = sceneFromJson(json.str());
+        INFO(backend << ", " << method << ", " << c.boxes << " boxes of " << c.size << " m, " << c.n << " x " << c.n
+                     << " squares a face (" << scene.shapes[0].rest.size() << " vertices), mass ratio " << c.ratio
+                     << ", turned " << c.yaw << " degrees");
+        const auto poses = trajectory(scene, backend, 600);
+        double tilt = 0, deepest = 0;
+        for (std::size_t step = 0; step < poses.size(); ++step) {
+          for (const BodyPose& b : poses[step]) {
+            const glm::dvec3 up = glm::mat3_cast(glm::dquat(b.rotation)) * glm::dvec3(0, 1, 0);
+            tilt = std::max(tilt, std::acos(std::min(1.0, up.y)));
+          }
+          if (step % 10 == 0) deepest = std::max(deepest, deepestBodyPenetration(scene, poses[step]).relative);
+        }
+        double speed = 0, drift = 0;
+        for (const BodyPose& b : poses.back()) {
+          speed = std::max(speed, glm::length(glm::dvec3(b.velocity)) + c.size * glm::length(glm::dvec3(b.angularVelocity)));
+          drift = std::max(drift, glm::length(glm::dvec2(b.centre.x, b.centre.z)));
+        }
+        const double top = poses.back().back().centre.y;
+        INFO("tilt " << tilt << " rad, deepest " << deepest << " of the size, final speed " << speed << ", drift "
+                     << drift << " m, top at " << top);
+        CHECK(tilt < 0.02);            // about one degree
+        CHECK(deepest < 0.01);         // 1% of a box
+        CHECK(speed < 1e-3);           // at rest (asleep)
+        CHECK(drift < 0.05 * c.size);  // not slid apart
+        CHECK(top > (c.boxes - 0.6) * c.size);  // still stacked
       }
 }
 

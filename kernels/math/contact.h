@@ -35,6 +35,60 @@ SMASH_HD Vec3<T> impulseResponse(const Vec3<T>& vRel, const Vec3<T>& n,
   return -e * vN + a * vT;
 }
 
+/// The Euclidean projection of g onto the wedge {a u + b v : a, b ≥ 0} (u, v unit, not parallel;
+/// v = 0: the ray along u). Its length is the cosine between g (unit) and it.
+template <class T>
+SMASH_HD Vec3<T> wedgeProjection(const Vec3<T>& g, const Vec3<T>& u, const Vec3<T>& v) {
+  const T gu = glm::dot(g, u), gv = glm::dot(g, v), d = glm::dot(u, v);
+  const T det = T(1) - d * d;
+  if (det > T(1e-6)) {  // the wedge's plane: least squares g ≈ a u + b v
+    const T a = (gu - d * gv) / det, b = (gv - d * gu) / det;
+    if (a >= T(0) && b >= T(0)) return a * u + b * v;
+  }
+  // On its boundary: the nearer ray (nothing when g points away from both).
+  const T best = gu >= gv ? gu : gv;
+  if (!(best > T(0))) return Vec3<T>(T(0));
+  return gu >= gv ? gu * u : gv * v;
+}
+
+/// The normal of a body–body contact at a particle on an edge or a corner of its own body
+/// (physics.md §6, "Normals at edges and corners"): the other body's field gradient g (unit, the
+/// way out of it) when it lies within the particle's cone — the directions its own faces can be
+/// pushed along, bounded by a circular cone of half-angle α about `axis` (unit, world; shape.h
+/// pushCone) — else the nearest direction of the cone: the Euclidean projection onto the cone
+/// spanned by the faces' inward normals `rays` (world, unit; an edge has two, a corner three, the
+/// others are 0) when the particle has at most three faces, else onto the circular cone. When g
+/// points away from every face (that cone's projection is 0: a particle exactly on the other
+/// body's side plane, where its field's gradient is that side's normal — boxes stacked exactly
+/// edge on edge) the answer is 0, and the caller takes the pair's other points' normal
+/// (settleDegenerateNormals). The
+/// field's gradient at another body's edge is a blend of that body's faces' normals, sideways for
+/// a particle on its edge: two boxes stacked edge on edge pushed each other apart and not up.
+/// cosAlpha < −1 (kNoPushCone): g as it is.
+template <class T>
+SMASH_HD Vec3<T> withinPushCone(const Vec3<T>& g, const Vec3<T>& axis, T cosAlpha, const Vec3<T> (&rays)[3]) {
+  const T c = glm::dot(g, axis);
+  if (!(c < cosAlpha)) return g;  // within the cone, no cone, or not finite (left to the watchdog)
+  if (glm::dot(rays[0], rays[0]) > T(0)) {
+    // Outside the circular cone, which holds the faces' cone: the nearest point is on one of its
+    // sides (a wedge of two rays; a corner has three).
+    Vec3<T> best = wedgeProjection(g, rays[0], rays[1]);
+    if (glm::dot(rays[2], rays[2]) > T(0)) {
+      const Vec3<T> p12 = wedgeProjection(g, rays[1], rays[2]), p20 = wedgeProjection(g, rays[2], rays[0]);
+      if (glm::dot(p12, p12) > glm::dot(best, best)) best = p12;
+      if (glm::dot(p20, p20) > glm::dot(best, best)) best = p20;
+    }
+    const T length = glm::length(best);
+    // g points away from every face: 0 (settleDegenerateNormals below).
+    return length > T(1e-6) ? best / length : Vec3<T>(T(0));
+  }
+  const Vec3<T> t = g - c * axis;  // g's part across the axis
+  const T across = glm::length(t);
+  if (!(across > T(1e-6))) return axis;  // g opposite the axis: the axis itself
+  const T sinAlpha = glm::sqrt(glm::max(T(0), T(1) - cosAlpha * cosAlpha));
+  return cosAlpha * axis + (sinAlpha / across) * t;
+}
+
 enum class ContactModel : int {
   Impulse = 0,          ///< physics.md §4 impulse (default)
   PenaltyLinear = 1,    ///< f = −k φ N for φ < 0

@@ -55,6 +55,30 @@ struct PairContact {
   T normalMass;    ///< ... and 1 / (n·K n), 0 where neither side can move along n
 };
 
+/// The points of a pair's manifold whose normal withinPushCone left undecided (`undecided[j]`:
+/// it returned 0) take the normalised sum of the other points' normals — the patch's normal, up
+/// for boxes stacked edge on edge — or, where every point is undecided, `pairNormal()` (the
+/// manifold frame's normal axis: step_kernels.h frameNormalOf). A nearest face chosen per point
+/// instead tipped exactly aligned stacks one way or the other (a tie between a side and the
+/// top); the cone's axis made every corner push sideways, and a stack of 4 × 4-vertex boxes
+/// whose manifold held only edge and corner points slid apart.
+template <class T, class PairNormal>
+SMASH_HD void settleDegenerateNormals(PairContact<T>* c, const bool* undecided, int count, const PairNormal& pairNormal) {
+  Vec3<T> sum(T(0));
+  bool any = false;
+  for (int j = 0; j < count; ++j) {
+    if (undecided[j])
+      any = true;
+    else
+      sum += c[j].normal;
+  }
+  if (!any) return;
+  const T length = glm::length(sum);
+  const Vec3<T> n = length > T(1e-6) ? sum / length : pairNormal();
+  for (int j = 0; j < count; ++j)
+    if (undecided[j]) c[j].normal = n;
+}
+
 /// What the next step's warm start keeps of a contact: its identity and its accumulated impulses
 /// (24 bytes in float, a quarter of a PairContact: the backends keep every body's collider
 /// contacts of the last step in these).

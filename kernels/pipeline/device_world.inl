@@ -121,7 +121,7 @@ class DeviceWorld final : public World {
     // Shapes: rest offsets and masses, concatenated; per-shape mass properties.
     // Staged in std::vector (CCCL's host_vector::push_back binds a reference through a null
     // iterator when growing from empty: UBSan reports it), then copied over whole.
-    std::vector<Float4> rest, clusterSpheres;
+    std::vector<Float4> rest, pushCones, pushRays, clusterSpheres;
     std::vector<int> clusterEnd, clusterOrder;
     std::vector<ShapeClusters> shapeClusters;
     std::vector<ShapeData> shapes;
@@ -164,8 +164,13 @@ class DeviceWorld final : public World {
         clusterEnd.push_back(c.ends[k]);
       }
       clusterOrder.insert(clusterOrder.end(), c.order.begin(), c.order.end());
-      for (std::size_t i = 0; i < s.rest.size(); ++i)
+      for (std::size_t i = 0; i < s.rest.size(); ++i) {
         rest.push_back(Float4(V3(s.rest[i]), static_cast<float>(s.mass[i])));
+        const glm::dvec4 cone = i < s.pushCone.size() ? s.pushCone[i] : kNoPushCone;
+        pushCones.push_back(Float4(V3(glm::dvec3(cone)), static_cast<float>(cone.w)));
+        const glm::dmat3 rays = i < s.pushRays.size() ? s.pushRays[i] : glm::dmat3(0.0);
+        for (int k = 0; k < 3; ++k) pushRays.push_back(Float4(V3(rays[k]), 0.0f));
+      }
       shapes.push_back(d);
     }
     // Bodies and their particles.
@@ -221,6 +226,8 @@ class DeviceWorld final : public World {
     bodyFirstChunk.push_back(static_cast<int>(chunkFirst.size()));
 
     copyIn(rest_, rest);
+    copyIn(pushCones_, pushCones);
+    copyIn(pushRays_, pushRays);
     copyIn(shapeClusters_, shapeClusters);
     copyIn(clusterSpheres_, clusterSpheres);
     copyIn(clusterEnd_, clusterEnd);
@@ -327,6 +334,8 @@ class DeviceWorld final : public World {
     auto fixed = [&](auto member, std::size_t count) { visit(member, count, count); };
     fixed(&DeviceWorld::grids_, z.grids);
     fixed(&DeviceWorld::rest_, z.rest);
+    fixed(&DeviceWorld::pushCones_, z.rest);
+    fixed(&DeviceWorld::pushRays_, 3 * z.rest);
     fixed(&DeviceWorld::shapeClusters_, z.shapes);
     fixed(&DeviceWorld::clusterSpheres_, z.clusters);
     fixed(&DeviceWorld::clusterEnd_, z.clusters);
@@ -1467,6 +1476,8 @@ class DeviceWorld final : public World {
     p.velocity = thrust::raw_pointer_cast(velocity_.data());
     p.particleBody = thrust::raw_pointer_cast(particleBody_.data());
     p.rest = thrust::raw_pointer_cast(rest_.data());
+    p.pushCone = thrust::raw_pointer_cast(pushCones_.data());
+    p.pushRays = thrust::raw_pointer_cast(pushRays_.data());
     p.shapeClusters = thrust::raw_pointer_cast(shapeClusters_.data());
     p.clusterSpheres = thrust::raw_pointer_cast(clusterSpheres_.data());
     p.clusterEnd = thrust::raw_pointer_cast(clusterEnd_.data());
@@ -1774,6 +1785,8 @@ class DeviceWorld final : public World {
   Scene scene_;        // the scene moved by −origin_
   StepStrategy strategy_;
   Vector<Float4> rest_;
+  Vector<Float4> pushCones_;  // per rest particle, Shape::pushCone (StepParams::pushCone)
+  Vector<Float4> pushRays_;   // three per rest particle, Shape::pushRays (StepParams::pushRays)
   Vector<ShapeClusters> shapeClusters_;  // the shapes' particle clusters (StepParams::clusterSpheres)
   Vector<Float4> clusterSpheres_;
   Vector<int> clusterEnd_, clusterParticles_;

@@ -133,6 +133,10 @@ struct StepParams {
   const int* particleBody = nullptr;
   // shapes
   const Float4* rest = nullptr;
+  // per rest particle: the cone a body–body contact may push it along (Shape::pushCone; xyz the
+  // axis, w cos α; w < −1 none)
+  const Float4* pushCone = nullptr;
+  const Float4* pushRays = nullptr;  // three per rest particle: Shape::pushRays' columns
   const ShapeData* shapes = nullptr;
   // particle clusters of each shape (≤ kClusterSize particles, spatially close): bounding spheres
   // in the rest frame (xyz centre, w radius), each cluster's end in clusterParticles, and per
@@ -1410,9 +1414,40 @@ SMASH_HD ManifoldFrame manifoldFrameOf(const StepParams& p, const BodyData& A, c
   return f;
 }
 
+/// The pair's normal (from b towards a) its manifold frame gives: the frame body's normal axis
+/// (manifoldFrameOf), pointing the way out of the other body. The last resort of a manifold whose
+/// every normal withinPushCone left undecided (settleDegenerateNormals).
+SMASH_HD V3 frameNormalOf(const StepParams& p, const BodyData& A, const BodyData& B) {
+  const bool frameIsB = p.shapes[B.shape].radius < p.shapes[A.shape].radius;
+  const BodyData& frame = frameIsB ? B : A;
+  const BodyData& other = frameIsB ? A : B;
+  const V3 away = sampleGridPlaced(p.shapes[other.shape].sdf, other.centre, other.rotation, frame.centre).gradient;
+  const V3 axis = frame.rotation[manifoldNormalAxis(V3(glm::transpose(frame.rotation) * away))];
+  const V3 out = glm::dot(axis, away) < 0.0f ? -axis : axis;
+  return frameIsB ? -out : out;
+}
+
 /// Ranks contact point c for the manifold.
 SMASH_HD void rankManifoldPoint(const ManifoldFrame& f, const PairContact<float>& c, ManifoldKey (&best)[kManifoldCriteria]) {
   keepManifoldKeys(best, V3(f.toFrame * (c.ra - f.origin)), f.axis, c.phi, f.radius, c.feature, c.particle);
+}
+
+/// A manifold point's normal (from b towards a), found at particle i of side `side`'s body
+/// `self`, kept within that particle's cone (math/contact.h withinPushCone, after the points are
+/// ranked: the cone does not rank them). `undecided`: withinPushCone left it to the pair's other
+/// points (settleDegenerateNormals).
+SMASH_HD V3 normalWithinCone(const StepParams& p, const BodyData& self, int side, int i, const V3& normal,
+                             bool& undecided) {
+  undecided = false;
+  const int k = p.shapes[self.shape].restOffset + i;
+  const Float4 cone = load4(p.pushCone[k]);
+  if (!(cone.w >= -1.0f)) return normal;  // no cone: the gradient as it is (withinPushCone's answer)
+  const float sign = side == 0 ? 1.0f : -1.0f;
+  const V3 rays[3] = {self.rotation * xyz(load4(p.pushRays[3 * k])), self.rotation * xyz(load4(p.pushRays[3 * k + 1])),
+                      self.rotation * xyz(load4(p.pushRays[3 * k + 2]))};
+  const V3 n = withinPushCone(sign * normal, V3(self.rotation * xyz(cone)), cone.w, rays);
+  undecided = n == V3(0.0f);
+  return sign * n;
 }
 
 /// Writes pair q's manifold from its criteria's winners `best`: the distinct winners (the
@@ -1438,14 +1473,18 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
                          pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], 1)};
   PairContact<float>* slots = slotsOf(p, q);
   int count = 0;
+  bool undecided[kManifoldCriteria];
   for (int j = 0; j < kept; ++j) {
     const ManifoldKey key = winners[order[j]];
     const int side = manifoldSide(key);
     // Found within the margin when ranked; computed again the same way it is again (nvcc may
     // contract two kernels' arithmetic differently: a point no longer within is left out).
     PairContact<float> c;
-    if (pairContactAt(p, A, B, a, b, side, manifoldParticle(key), margin, swept[side], c)) slots[count++] = c;
+    if (!pairContactAt(p, A, B, a, b, side, manifoldParticle(key), margin, swept[side], c)) continue;
+    c.normal = normalWithinCone(p, side == 0 ? A : B, side, manifoldParticle(key), c.normal, undecided[count]);
+    slots[count++] = c;
   }
+  settleDegenerateNormals(slots, undecided, count, [&] { return frameNormalOf(p, A, B); });
   p.pairContactCount[q] = count;
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -35,6 +37,46 @@ std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t
                      r1 * r2 * mesh.vertices[t[2]]);
   }
   return points;
+}
+
+void vertexPushCones(const Mesh& mesh, std::vector<glm::dvec4>& cones, std::vector<glm::dmat3>& rays) {
+  // The unit normals of the faces at each position (exact coordinates: a welded vertex).
+  std::map<std::tuple<double, double, double>, std::vector<glm::dvec3>> at;
+  auto key = [&](std::size_t v) {
+    const glm::dvec3& p = mesh.vertices[v];
+    return std::make_tuple(p.x, p.y, p.z);
+  };
+  for (const auto& t : mesh.triangles) {
+    const glm::dvec3 n = glm::cross(mesh.vertices[t[1]] - mesh.vertices[t[0]], mesh.vertices[t[2]] - mesh.vertices[t[0]]);
+    const double length = glm::length(n);
+    if (!(length > 0)) continue;  // a degenerate triangle has no normal
+    for (int k = 0; k < 3; ++k) at[key(static_cast<std::size_t>(t[k]))].push_back(n / length);
+  }
+  const double cosMin = std::cos(kPushConeMinDegrees * 3.14159265358979323846 / 180.0);
+  cones.assign(mesh.vertices.size(), kNoPushCone);
+  rays.assign(mesh.vertices.size(), glm::dmat3(0.0));
+  for (std::size_t v = 0; v < mesh.vertices.size(); ++v) {
+    const auto found = at.find(key(v));
+    if (found == at.end()) continue;
+    // The distinct normals (a face split into triangles counts once), their mean and spread.
+    std::vector<glm::dvec3> distinct;
+    for (const glm::dvec3& n : found->second) {
+      bool seen = false;
+      for (const glm::dvec3& d : distinct) seen = seen || glm::dot(n, d) > 1 - 1e-9;
+      if (!seen) distinct.push_back(n);
+    }
+    glm::dvec3 mean(0.0);
+    for (const glm::dvec3& d : distinct) mean += d;
+    const double length = glm::length(mean);
+    if (!(length > 1e-6 * static_cast<double>(distinct.size()))) continue;  // normals that cancel: no axis
+    mean /= length;
+    double cosAlpha = 1;
+    for (const glm::dvec3& d : distinct) cosAlpha = std::min(cosAlpha, glm::dot(mean, d));
+    if (cosAlpha > cosMin) continue;  // smooth enough: a face
+    cones[v] = glm::dvec4(-mean, cosAlpha);
+    if (distinct.size() <= 3)
+      for (std::size_t k = 0; k < distinct.size(); ++k) rays[v][static_cast<int>(k)] = -distinct[k];
+  }
 }
 
 namespace {
@@ -93,6 +135,7 @@ Shape buildShape(const std::string& name, const Mesh& mesh, const ShapeOptions& 
                    ? shape.mesh.vertices
                    : sampleSurface(shape.mesh, options.sampleCount, options.seed);
   shape.mass.assign(shape.rest.size(), options.particleMass);
+  if (options.sampling == Sampling::Vertices) vertexPushCones(shape.mesh, shape.pushCone, shape.pushRays);
   computeMassProperties(shape);
   return shape;
 }

@@ -501,6 +501,30 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   const int kept = chooseManifold(points, n, scene_.solver.maxContactsPerPair, order);
   pair.contacts.clear();
   for (int j = 0; j < kept; ++j) pair.contacts.push_back(chosen[order[j]]);
+  // The kept points' normals on an edge or a corner of their own body, within its cone
+  // (math/contact.h withinPushCone; step_kernels.h writeManifold, after the ranking as here).
+  bool undecided[kManifoldCriteria] = {};
+  for (std::size_t j = 0; j < pair.contacts.size(); ++j) {
+    PairContact<double>& c = pair.contacts[j];
+    const std::size_t self = c.feature == 0 ? pair.a : pair.b;
+    const Shape& mine = scene_.shapes[scene_.bodies[self].shape];
+    const std::size_t i = static_cast<std::size_t>(c.particle);
+    if (i >= mine.pushCone.size() || !(mine.pushCone[i].w >= -1)) continue;  // no cone
+    const glm::dmat3& rotation = bodies_[self].rotation;
+    const glm::dmat3 rays = rotation * mine.pushRays[i];
+    const glm::dvec3 world[3] = {rays[0], rays[1], rays[2]};
+    const double sign = c.feature == 0 ? 1.0 : -1.0;
+    const glm::dvec3 n = withinPushCone(sign * c.normal, rotation * glm::dvec3(mine.pushCone[i]), mine.pushCone[i].w, world);
+    undecided[j] = n == glm::dvec3(0.0);
+    c.normal = sign * n;
+  }
+  // Every point undecided: the frame's normal axis, the way out of the other body (step_kernels.h
+  // frameNormalOf), from b towards a.
+  settleDegenerateNormals(pair.contacts.data(), undecided, static_cast<int>(pair.contacts.size()), [&] {
+    const glm::dvec3 normalAxis = frame.rotation[axis];
+    const glm::dvec3 out = glm::dot(normalAxis, away) < 0 ? -normalAxis : normalAxis;
+    return frameIsB ? -out : out;
+  });
 }
 
 SolverBody<double> ReferenceWorld::solverBody(std::size_t b, int split) const {
