@@ -514,9 +514,9 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
     const glm::dmat3 rays = rotation * mine.pushRays[i];
     const glm::dvec3 world[3] = {rays[0], rays[1], rays[2]};
     const double sign = c.feature == 0 ? 1.0 : -1.0;
-    const glm::dvec3 n = withinPushCone(sign * c.normal, rotation * glm::dvec3(mine.pushCone[i]), mine.pushCone[i].w, world);
-    undecided[j] = n == glm::dvec3(0.0);
-    c.normal = sign * n;
+    const glm::dvec3 within = withinPushCone(sign * c.normal, rotation * glm::dvec3(mine.pushCone[i]), mine.pushCone[i].w, world);
+    undecided[j] = within == glm::dvec3(0.0);
+    c.normal = sign * within;
   }
   // Every point undecided: the frame's normal axis, the way out of the other body (step_kernels.h
   // frameNormalOf), from b towards a.
