@@ -55,28 +55,30 @@ struct PairContact {
   T normalMass;    ///< ... and 1 / (n·K n), 0 where neither side can move along n
 };
 
-/// The points of a pair's manifold whose normal withinPushCone left undecided (`undecided[j]`:
-/// it returned 0) take the normalised sum of the other points' normals — the patch's normal, up
+/// The points of a pair's manifold whose normal withinPushCone left undecided (bit j of
+/// `undecided`: it returned 0) take the normalised sum of the other points' normals — the patch's normal, up
 /// for boxes stacked edge on edge — or, where every point is undecided, `pairNormal()` (the
 /// manifold frame's normal axis: step_kernels.h frameNormalOf). A nearest face chosen per point
 /// instead tipped exactly aligned stacks one way or the other (a tie between a side and the
 /// top); the cone's axis made every corner push sideways, and a stack of 4 × 4-vertex boxes
 /// whose manifold held only edge and corner points slid apart.
+/// (A mask, not an array: in the per-pair GPU kernels an array of flags took 32 B more stack.)
 template <class T, class PairNormal>
-SMASH_HD void settleDegenerateNormals(PairContact<T>* c, const bool* undecided, int count, const PairNormal& pairNormal) {
+SMASH_HD void settleDegenerateNormals(PairContact<T>* c, unsigned undecided, int count, const PairNormal& pairNormal) {
+  if (undecided == 0u) return;
   Vec3<T> sum(T(0));
-  bool any = false;
-  for (int j = 0; j < count; ++j) {
-    if (undecided[j])
-      any = true;
-    else
-      sum += c[j].normal;
-  }
-  if (!any) return;
+  for (int j = 0; j < count; ++j)
+    if (!(undecided >> j & 1u)) sum += c[j].normal;
   const T length = glm::length(sum);
   const Vec3<T> n = length > T(1e-6) ? sum / length : pairNormal();
+  // Its φ measured the way out along the other body's side, not along n: such a point counts as
+  // touching (φ ≤ 0), or a box whose corners hung just past the sides of the one under it sank
+  // by that overhang every step (8-vertex cubes turned 0.02-0.5 degrees on each other).
   for (int j = 0; j < count; ++j)
-    if (undecided[j]) c[j].normal = n;
+    if (undecided >> j & 1u) {
+      c[j].normal = n;
+      c[j].phi = c[j].phi < T(0) ? c[j].phi : T(0);
+    }
 }
 
 /// What the next step's warm start keeps of a contact: its identity and its accumulated impulses

@@ -1442,12 +1442,12 @@ SMASH_HD V3 normalWithinCone(const StepParams& p, const BodyData& self, int side
   const int k = p.shapes[self.shape].restOffset + i;
   const Float4 cone = load4(p.pushCone[k]);
   if (!(cone.w >= -1.0f)) return normal;  // no cone: the gradient as it is (withinPushCone's answer)
+  // In the body's frame, where its cone is stored: the gradient turned there, the answer back.
   const float sign = side == 0 ? 1.0f : -1.0f;
-  const V3 rays[3] = {self.rotation * xyz(load4(p.pushRays[3 * k])), self.rotation * xyz(load4(p.pushRays[3 * k + 1])),
-                      self.rotation * xyz(load4(p.pushRays[3 * k + 2]))};
-  const V3 n = withinPushCone(sign * normal, V3(self.rotation * xyz(cone)), cone.w, rays);
+  const V3 rays[3] = {xyz(load4(p.pushRays[3 * k])), xyz(load4(p.pushRays[3 * k + 1])), xyz(load4(p.pushRays[3 * k + 2]))};
+  const V3 n = withinPushCone(V3(glm::transpose(self.rotation) * (sign * normal)), xyz(cone), cone.w, rays);
   undecided = n == V3(0.0f);
-  return sign * n;
+  return sign * V3(self.rotation * n);
 }
 
 /// Writes pair q's manifold from its criteria's winners `best`: the distinct winners (the
@@ -1473,7 +1473,7 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
                          pairSideSwept(p, A, B, p.bodiesStart[a], p.bodiesStart[b], 1)};
   PairContact<float>* slots = slotsOf(p, q);
   int count = 0;
-  bool undecided[kManifoldCriteria];
+  unsigned undecided = 0u;  // settleDegenerateNormals' mask
   for (int j = 0; j < kept; ++j) {
     const ManifoldKey key = winners[order[j]];
     const int side = manifoldSide(key);
@@ -1481,7 +1481,9 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
     // contract two kernels' arithmetic differently: a point no longer within is left out).
     PairContact<float> c;
     if (!pairContactAt(p, A, B, a, b, side, manifoldParticle(key), margin, swept[side], c)) continue;
-    c.normal = normalWithinCone(p, side == 0 ? A : B, side, manifoldParticle(key), c.normal, undecided[count]);
+    bool open = false;
+    c.normal = normalWithinCone(p, side == 0 ? A : B, side, manifoldParticle(key), c.normal, open);
+    if (open) undecided |= 1u << count;
     slots[count++] = c;
   }
   settleDegenerateNormals(slots, undecided, count, [&] { return frameNormalOf(p, A, B); });

@@ -503,20 +503,21 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   for (int j = 0; j < kept; ++j) pair.contacts.push_back(chosen[order[j]]);
   // The kept points' normals on an edge or a corner of their own body, within its cone
   // (math/contact.h withinPushCone; step_kernels.h writeManifold, after the ranking as here).
-  bool undecided[kManifoldCriteria] = {};
+  unsigned undecided = 0u;
   for (std::size_t j = 0; j < pair.contacts.size(); ++j) {
     PairContact<double>& c = pair.contacts[j];
     const std::size_t self = c.feature == 0 ? pair.a : pair.b;
     const Shape& mine = scene_.shapes[scene_.bodies[self].shape];
     const std::size_t i = static_cast<std::size_t>(c.particle);
     if (i >= mine.pushCone.size() || !(mine.pushCone[i].w >= -1)) continue;  // no cone
+    // In the body's frame, where its cone is stored (step_kernels.h normalWithinCone).
     const glm::dmat3& rotation = bodies_[self].rotation;
-    const glm::dmat3 rays = rotation * mine.pushRays[i];
-    const glm::dvec3 world[3] = {rays[0], rays[1], rays[2]};
+    const glm::dvec3 rays[3] = {mine.pushRays[i][0], mine.pushRays[i][1], mine.pushRays[i][2]};
     const double sign = c.feature == 0 ? 1.0 : -1.0;
-    const glm::dvec3 within = withinPushCone(sign * c.normal, rotation * glm::dvec3(mine.pushCone[i]), mine.pushCone[i].w, world);
-    undecided[j] = within == glm::dvec3(0.0);
-    c.normal = sign * within;
+    const glm::dvec3 within = withinPushCone(glm::transpose(rotation) * (sign * c.normal), glm::dvec3(mine.pushCone[i]),
+                                             mine.pushCone[i].w, rays);
+    if (within == glm::dvec3(0.0)) undecided |= 1u << j;
+    c.normal = sign * (rotation * within);
   }
   // Every point undecided: the frame's normal axis, the way out of the other body (step_kernels.h
   // frameNormalOf), from b towards a.
