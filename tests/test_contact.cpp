@@ -207,3 +207,44 @@ TEST_CASE("lanes: a sweep's scan equals the chain to the bit for every window", 
   checkWindows<Sides::Both>(200, 150);          // a pair's sweep: both bodies move
   checkWindows<Sides::Both>(300, 8);            // a manifold's ≤ 8 points (SweepPairColor)
 }
+
+TEST_CASE("contact normals at edges and corners: within the particle's cone", "[math][contact][edges]") {
+  // physics.md §6: a box's +x+y+z corner can be pushed along its faces' inward normals (−x, −y,
+  // −z); its +x+y edge along −x and −y. Frames: the body's.
+  const glm::dvec3 corner[3] = {{-1, 0, 0}, {0, -1, 0}, {0, 0, -1}};
+  const glm::dvec3 cornerAxis = glm::normalize(glm::dvec3(-1, -1, -1));
+  const double cornerCos = 1 / std::sqrt(3.0);
+  const glm::dvec3 edge[3] = {{-1, 0, 0}, {0, -1, 0}, {0, 0, 0}};
+  const glm::dvec3 edgeAxis = glm::normalize(glm::dvec3(-1, -1, 0));
+  const double edgeCos = std::sqrt(0.5);
+  auto near = [](const glm::dvec3& a, const glm::dvec3& b) { return glm::length(a - b) < 1e-12; };
+  // Within the cone: the gradient as it is.
+  const glm::dvec3 inside = glm::normalize(glm::dvec3(-1, -2, -1.5));
+  CHECK(near(withinPushCone(inside, cornerAxis, cornerCos, corner), inside));
+  // A gradient along the other body's diagonal (the mirrored corner above): straight down.
+  CHECK(near(withinPushCone(glm::normalize(glm::dvec3(1, -1, 1)), cornerAxis, cornerCos, corner), glm::dvec3(0, -1, 0)));
+  // Along an edge's blend of top and side: the face it leans on.
+  CHECK(near(withinPushCone(glm::normalize(glm::dvec3(1, -1, 0)), edgeAxis, edgeCos, edge), glm::dvec3(0, -1, 0)));
+  // With a component along the edge: the wedge's nearest direction, off the edge's plane.
+  CHECK(near(withinPushCone(glm::normalize(glm::dvec3(1, -1, 0.5)), edgeAxis, edgeCos, edge), glm::dvec3(0, -1, 0)));
+  // Pointing away from every face (the other body's side normal): undecided, 0.
+  CHECK(withinPushCone(glm::dvec3(1, 0, 0), edgeAxis, edgeCos, edge) == glm::dvec3(0.0));
+  CHECK(withinPushCone(glm::normalize(glm::dvec3(1, 0, 1)), cornerAxis, cornerCos, corner) == glm::dvec3(0.0));
+  // No cone: the gradient as it is.
+  const glm::dvec3 none[3] = {};
+  CHECK(withinPushCone(glm::dvec3(1, 0, 0), glm::dvec3(0.0), -2.0, none) == glm::dvec3(1, 0, 0));
+  // Undecided points take the others' normal, or the pair's, and count as touching.
+  PairContact<double> c[3]{};
+  c[0].normal = glm::dvec3(0, 1, 0);
+  c[0].phi = 1e-3;
+  c[1].phi = 2e-3;
+  c[2].phi = -1e-3;
+  settleDegenerateNormals(c, 0b110u, 3, [] { return glm::dvec3(1, 0, 0); });
+  CHECK(c[1].normal == glm::dvec3(0, 1, 0));
+  CHECK(c[2].normal == glm::dvec3(0, 1, 0));
+  CHECK(c[0].phi == 1e-3);  // decided: its φ as it was
+  CHECK(c[1].phi == 0.0);
+  CHECK(c[2].phi == -1e-3);
+  settleDegenerateNormals(c, 0b111u, 3, [] { return glm::dvec3(1, 0, 0); });
+  CHECK(c[0].normal == glm::dvec3(1, 0, 0));
+}

@@ -154,3 +154,73 @@ TEST_CASE("shape: from particles, including degenerate sets", "[shape]") {
   test::requireInputError([&] { buildShape("c", parse(kCube), bad, "x.json: shapes.c"); },
                           {"shapes.c.scale", "> 0"});
 }
+
+TEST_CASE("shape: edge and corner vertices carry their faces' cone, welded, either winding", "[shape][edges]") {
+  // physics.md §6 "Normals at edges and corners": a cube's corner has its three faces' inward
+  // normals, a subdivided cube's edge vertices two, its face vertices and surface samples none.
+  auto check = [](const Mesh& mesh, const char* what) {
+    INFO(what);
+    std::vector<glm::dvec4> cones;
+    std::vector<glm::dmat3> rays;
+    vertexPushCones(mesh, cones, rays);
+    REQUIRE(cones.size() == mesh.vertices.size());
+    REQUIRE(rays.size() == mesh.vertices.size());
+    for (std::size_t v = 0; v < mesh.vertices.size(); ++v) {
+      const dvec3 p = mesh.vertices[v];
+      int onFaces = 0;  // the faces of the unit cube the vertex lies on
+      dvec3 inward(0.0);
+      for (int k = 0; k < 3; ++k)
+        if (std::abs(std::abs(p[k]) - 0.5) < 1e-12) {
+          ++onFaces;
+          inward[k] = p[k] > 0 ? -1.0 : 1.0;
+        }
+      INFO("vertex " << v << " at (" << p.x << ", " << p.y << ", " << p.z << "), on " << onFaces << " faces");
+      if (onFaces < 2) {
+        CHECK(cones[v].w < -1);  // a face vertex: no cone
+        CHECK(rays[v] == dmat3(0.0));
+        continue;
+      }
+      // The axis: the inward normals' mean; cos α: the angle from it to each (45° and 54.7°).
+      const dvec3 axis = glm::normalize(inward);
+      CHECK(glm::length(dvec3(cones[v]) - axis) < 1e-12);
+      CHECK(cones[v].w == Approx(onFaces == 2 ? std::sqrt(0.5) : 1 / std::sqrt(3.0)));
+      int found = 0;
+      for (int k = 0; k < 3; ++k) {
+        const dvec3 r = rays[v][k];
+        if (r == dvec3(0.0)) continue;
+        ++found;
+        // Each ray is one of the inward face normals.
+        CHECK(glm::length(r) == Approx(1.0));
+        CHECK(glm::dot(r, inward) == Approx(1.0));
+      }
+      CHECK(found == onFaces);
+    }
+  };
+  const Mesh cube = parse(kCube);
+  check(cube, "the 8-vertex cube");
+  // The same cube with every face's vertices its own (split for flat shading): welded by position.
+  Mesh split;
+  for (const auto& t : cube.triangles) {
+    std::array<int, 3> own{};
+    for (int k = 0; k < 3; ++k) {
+      own[static_cast<std::size_t>(k)] = static_cast<int>(split.vertices.size());
+      split.vertices.push_back(cube.vertices[static_cast<std::size_t>(t[static_cast<std::size_t>(k)])]);
+    }
+    split.triangles.push_back(own);
+  }
+  check(split, "the cube split into triangles");
+  // Wound inwards: the same cones.
+  Mesh inwards = cube;
+  for (auto& t : inwards.triangles) std::swap(t[1], t[2]);
+  REQUIRE(signedVolume(inwards) < 0);
+  check(inwards, "the cube wound inwards");
+  // Vertex sampling takes them; surface sampling has none.
+  ShapeOptions options;
+  Shape vertices = buildShape("cube", cube, options, "shapes.cube");
+  REQUIRE(vertices.pushCone.size() == vertices.rest.size());
+  for (const glm::dvec4& c : vertices.pushCone) CHECK(c.w == Approx(1 / std::sqrt(3.0)));
+  options.sampling = Sampling::Surface;
+  options.sampleCount = 50;
+  Shape surface = buildShape("cube", cube, options, "shapes.cube");
+  CHECK(surface.pushCone.empty());
+}

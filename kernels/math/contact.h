@@ -54,10 +54,12 @@ SMASH_HD Vec3<T> wedgeProjection(const Vec3<T>& g, const Vec3<T>& u, const Vec3<
 /// The normal of a body–body contact at a particle on an edge or a corner of its own body
 /// (physics.md §6, "Normals at edges and corners"): the other body's field gradient g (unit, the
 /// way out of it) when it lies within the particle's cone — the directions its own faces can be
-/// pushed along, bounded by a circular cone of half-angle α about `axis` (unit, world; shape.h
-/// pushCone) — else the nearest direction of the cone: the Euclidean projection onto the cone
-/// spanned by the faces' inward normals `rays` (world, unit; an edge has two, a corner three, the
-/// others are 0) when the particle has at most three faces, else onto the circular cone. When g
+/// pushed along, bounded by a circular cone of half-angle α about `axis` (unit, the particle's
+/// body frame; shape.h pushCone) — else the nearest direction of the cone: the Euclidean
+/// projection onto the cone spanned by the faces' inward normals `rays` (body frame, unit; an edge
+/// has two, a corner three, the others are 0) when the particle has at most three faces, else the
+/// circular cone's boundary on the great circle through g (the axis itself for g opposite it;
+/// never 0). When g
 /// points away from every face (that cone's projection is 0: a particle exactly on the other
 /// body's side plane, where its field's gradient is that side's normal — boxes stacked exactly
 /// edge on edge) the answer is 0, and the caller takes the pair's other points' normal

@@ -40,7 +40,10 @@ std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t
 }
 
 void vertexPushCones(const Mesh& mesh, std::vector<glm::dvec4>& cones, std::vector<glm::dmat3>& rays) {
-  // The unit normals of the faces at each position (exact coordinates: a welded vertex).
+  // The unit outward normals of the faces at each position (exact coordinates: a welded vertex);
+  // a mesh wound inwards (negative volume: accepted, its field's sign comes from the solid) has
+  // them turned round.
+  const double outward = signedVolume(mesh) < 0 ? -1.0 : 1.0;
   std::map<std::tuple<double, double, double>, std::vector<glm::dvec3>> at;
   auto key = [&](std::size_t v) {
     const glm::dvec3& p = mesh.vertices[v];
@@ -50,7 +53,7 @@ void vertexPushCones(const Mesh& mesh, std::vector<glm::dvec4>& cones, std::vect
     const glm::dvec3 n = glm::cross(mesh.vertices[t[1]] - mesh.vertices[t[0]], mesh.vertices[t[2]] - mesh.vertices[t[0]]);
     const double length = glm::length(n);
     if (!(length > 0)) continue;  // a degenerate triangle has no normal
-    for (int k = 0; k < 3; ++k) at[key(static_cast<std::size_t>(t[k]))].push_back(n / length);
+    for (int k = 0; k < 3; ++k) at[key(static_cast<std::size_t>(t[k]))].push_back(outward * n / length);
   }
   const double cosMin = std::cos(kPushConeMinDegrees * 3.14159265358979323846 / 180.0);
   cones.assign(mesh.vertices.size(), kNoPushCone);

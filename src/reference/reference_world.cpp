@@ -509,7 +509,7 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
     const std::size_t self = c.feature == 0 ? pair.a : pair.b;
     const Shape& mine = scene_.shapes[scene_.bodies[self].shape];
     const std::size_t i = static_cast<std::size_t>(c.particle);
-    if (i >= mine.pushCone.size() || !(mine.pushCone[i].w >= -1)) continue;  // no cone
+    if (i >= mine.pushCone.size() || i >= mine.pushRays.size() || !(mine.pushCone[i].w >= -1)) continue;  // no cone
     // In the body's frame, where its cone is stored (step_kernels.h normalWithinCone).
     const glm::dmat3& rotation = bodies_[self].rotation;
     const glm::dvec3 rays[3] = {mine.pushRays[i][0], mine.pushRays[i][1], mine.pushRays[i][2]};
