@@ -224,6 +224,30 @@ std::string heavyStack(const std::vector<double>& masses, double size, const std
   return s.str();
 }
 
+/// What a stack's trajectory did: its largest tilt from upright over the run, its deepest body
+/// penetration (every 10th step, a fraction of the smaller body), and at the end its fastest
+/// point's speed (|v| + size |ω|), its bodies' largest distance from the vertical axis, and its
+/// top body's height.
+struct StackOutcome {
+  double tilt = 0, deepest = 0, speed = 0, drift = 0, top = 0;
+};
+StackOutcome stackOutcome(const Scene& scene, const std::vector<std::vector<BodyPose>>& poses, double size) {
+  StackOutcome o;
+  for (std::size_t n = 0; n < poses.size(); ++n) {
+    for (const BodyPose& b : poses[n]) {
+      const glm::dvec3 up = glm::mat3_cast(glm::dquat(b.rotation)) * glm::dvec3(0, 1, 0);
+      o.tilt = std::max(o.tilt, std::acos(std::min(1.0, up.y)));
+    }
+    if (n % 10 == 0) o.deepest = std::max(o.deepest, deepestBodyPenetration(scene, poses[n]).relative);
+  }
+  for (const BodyPose& b : poses.back()) {
+    o.speed = std::max(o.speed, glm::length(glm::dvec3(b.velocity)) + size * glm::length(glm::dvec3(b.angularVelocity)));
+    o.drift = std::max(o.drift, glm::length(glm::dvec2(b.centre.x, b.centre.z)));
+  }
+  o.top = poses.back().back().centre.y;
+  return o;
+}
+
 TEST_CASE("bodies: heavy on light — a box 100 times heavier stays upright and rests", "[bodies][physics][stack][heavy]") {
   // Issue 11: a 0.2 m box 100 times heavier than the one under it sank 1.7-2.0 cm into it and
   // toppled (every backend, both methods); 3 boxes at 1:10:100 likewise. Shock propagation
@@ -251,19 +275,8 @@ TEST_CASE("bodies: heavy on light — a box 100 times heavier stays upright and 
         const Scene scene = sceneFromJson(heavyStack(c.masses, c.size, method, c.e, c.gap, c.stagger));
         INFO(backend << ", " << method << ", " << c.masses.size() << " boxes of " << c.size << " m, top "
                      << c.masses.back() << ", e " << c.e << ", gap " << c.gap << ", stagger " << c.stagger);
-        const auto poses = trajectory(scene, backend, c.steps);
-        double tilt = 0, deepest = 0;
-        for (std::size_t n = 0; n < poses.size(); ++n) {
-          for (const BodyPose& b : poses[n]) {
-            const glm::dvec3 up = glm::mat3_cast(glm::dquat(b.rotation)) * glm::dvec3(0, 1, 0);
-            tilt = std::max(tilt, std::acos(std::min(1.0, up.y)));
-          }
-          if (n % 10 == 0) deepest = std::max(deepest, deepestBodyPenetration(scene, poses[n]).relative);
-        }
-        double speed = 0;
-        for (const BodyPose& b : poses.back())
-          speed = std::max(speed, glm::length(glm::dvec3(b.velocity)) + c.size * glm::length(glm::dvec3(b.angularVelocity)));
-        const double top = poses.back().back().centre.y;
+        const StackOutcome o = stackOutcome(scene, trajectory(scene, backend, c.steps), c.size);
+        const double tilt = o.tilt, deepest = o.deepest, speed = o.speed, top = o.top;
         INFO("tilt " << tilt << " rad, deepest " << deepest << " of the size, final speed " << speed << ", top at " << top);
         CHECK(tilt < 0.02);     // about one degree
         CHECK(deepest < 0.01);  // 1% of a box
@@ -351,21 +364,8 @@ TEST_CASE("bodies: stacks of vertex-sampled boxes, edge on edge, stand", "[bodie
         INFO(backend << ", " << method << ", " << c.boxes << " boxes of " << c.size << " m, " << c.n << " x " << c.n
                      << " squares a face (" << scene.shapes[0].rest.size() << " vertices), mass ratio " << c.ratio
                      << ", turned " << c.yaw << " degrees");
-        const auto poses = trajectory(scene, backend, 600);
-        double tilt = 0, deepest = 0;
-        for (std::size_t step = 0; step < poses.size(); ++step) {
-          for (const BodyPose& b : poses[step]) {
-            const glm::dvec3 up = glm::mat3_cast(glm::dquat(b.rotation)) * glm::dvec3(0, 1, 0);
-            tilt = std::max(tilt, std::acos(std::min(1.0, up.y)));
-          }
-          if (step % 10 == 0) deepest = std::max(deepest, deepestBodyPenetration(scene, poses[step]).relative);
-        }
-        double speed = 0, drift = 0;
-        for (const BodyPose& b : poses.back()) {
-          speed = std::max(speed, glm::length(glm::dvec3(b.velocity)) + c.size * glm::length(glm::dvec3(b.angularVelocity)));
-          drift = std::max(drift, glm::length(glm::dvec2(b.centre.x, b.centre.z)));
-        }
-        const double top = poses.back().back().centre.y;
+        const StackOutcome o = stackOutcome(scene, trajectory(scene, backend, 600), c.size);
+        const double tilt = o.tilt, deepest = o.deepest, speed = o.speed, drift = o.drift, top = o.top;
         INFO("tilt " << tilt << " rad, deepest " << deepest << " of the size, final speed " << speed << ", drift "
                      << drift << " m, top at " << top);
         CHECK(tilt < 0.02);            // about one degree
