@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# device run 25 (prepared 2026-11-27, not yet run): the first GPU run of math/same_trig.h (13a5590
+# device run 25 (prepared 2026-11-27, run 2026-11-28 with d86584a as new, run 24's c39cc59 as base): the first GPU run of math/same_trig.h (13a5590
 # or later), the trigonometry of our own that should make CUDA compute the OpenMP backend's bits for
 # spinning shape-matched bodies too (run 24: they parted at step 38). Here: scripts/gpu-offline.sh
 # pack build/ci after building the head (.gpu/smash-gpu.tar.xz), run 24's binary or any earlier one
@@ -47,6 +47,23 @@ for v in base new; do X=$N; [ $v = base ] && X=$B
   timeout 50 $X/smash_bench_pile --scene scenes/rain_64k.json --backends cuda --frames 10 --machine $slug --out $r/ab_rain_64k_$v.json > $r/ab_rain_64k_$v.txt 2>&1
   echo "rain_64k $v: $(grep -E '^smash-cuda ' $r/ab_rain_64k_$v.txt)"
 done
+T; save
+# compute-sanitizer through the edge cones (d95452c: vertex-sampled boxes carry push cones, read in
+# writeManifold): five 8-vertex boxes stacked, 60 frames, memcheck and racecheck; box_stack 3 frames initcheck.
+python3 - <<'PY'
+import json
+j = json.load(open('scenes/box_stack.json'))
+j['name'] = 'box_stack_vertices'; j['shapes']['box']['sampling'] = {'mode': 'vertices'}; j['frames'] = 60
+j.pop('checks', None)
+json.dump(j, open('scenes/_r25_box_vertices.json', 'w'))
+PY
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for tool in memcheck racecheck; do
+  timeout 60 $san --tool $tool --error-exitcode 9 $N/smash run scenes/_r25_box_vertices.json --backend cuda --quiet --out $r/san_v_$tool > $r/san_${tool}_box_vertices.txt 2>&1; echo "$tool box_vertices 60 frames rc=$? $(tail -1 $r/san_${tool}_box_vertices.txt)"
+done
+timeout 60 $san --tool initcheck --error-exitcode 9 $N/smash run scenes/box_stack.json --backend cuda --frames 3 --quiet --out $r/san_i > $r/san_initcheck_box_stack.txt 2>&1; echo "initcheck box_stack 3 frames rc=$? $(tail -1 $r/san_initcheck_box_stack.txt)"
+bits box_vertices scenes/_r25_box_vertices.json
+rm -rf $r/san_v_* $r/san_i
 T; save
 timeout 180 $N/smash_bench_pile --scene scenes/rain_1k.json --backends cuda --frames 1500 --machine $slug --out $r/rain_1k_25s.json > $r/rain_1k_25s.txt 2>&1
 echo "rain_1k 25 s new rc=$?: $(grep -E '^smash-cuda ' $r/rain_1k_25s.txt)"
