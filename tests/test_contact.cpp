@@ -248,3 +248,35 @@ TEST_CASE("contact normals at edges and corners: within the particle's cone", "[
   settleDegenerateNormals(c, 0b111u, 3, [] { return glm::dvec3(1, 0, 0); });
   CHECK(c[0].normal == glm::dvec3(1, 0, 0));
 }
+
+TEST_CASE("pair targets: a contact with restitution 0 is held by its gap, not stopped where it is", "[math][contact][rebound]") {
+  // Body a 1 cm above body b, closing at 1 m/s (faster than the threshold, within a step's approach
+  // at 1/60 s). The normal points from b towards a; the target is the wanted normal velocity.
+  const double h = 1.0 / 60.0;
+  SolverBody<double> a, b;
+  a.v = dvec3(0, -1, 0);
+  a.invMass = b.invMass = 1.0;
+  a.invInertia = b.invInertia = dmat3(1.0);
+  for (double phi : {0.01, 0.003, 0.0, -0.002}) {
+    PairContact<double> c{};
+    c.normal = dvec3(0, 1, 0);
+    c.ra = dvec3(0, -0.1, 0);
+    c.rb = dvec3(0, 0.1, 0);
+    c.phi = phi;
+    INFO("phi " << phi);
+    // e = 0: no rebound, so the contact may close its gap (−φ/h) and no more; touching, it may not
+    // approach (0). Before 2026-11-28 its target was 0 wherever it was: stopped up to the margin away.
+    ContactMaterial<double> inelastic{0.0, 0.2, 0.1};
+    contactTarget(a, b, a, b, c, inelastic, h, true, false, h);
+    CHECK(c.target == Approx(phi > 0 ? -phi / h : 0.0).margin(1e-12));
+    // e = 0.5 (the approach, 1 m/s, is past twice the threshold: the whole e): it rebounds at 0.5 m/s.
+    ContactMaterial<double> elastic{0.5, 0.2, 0.1};
+    contactTarget(a, b, a, b, c, elastic, h, true, false, h);
+    CHECK(c.target == Approx(0.5));
+    // Slower than the threshold: no rebound whatever e is.
+    SolverBody<double> slow = a;
+    slow.v = dvec3(0, -0.05, 0);
+    contactTarget(slow, b, slow, b, c, elastic, h, true, false, h);
+    CHECK(c.target == Approx(phi > 0 ? -phi / h : 0.0).margin(1e-12));
+  }
+}

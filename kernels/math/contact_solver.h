@@ -368,9 +368,14 @@ SMASH_HD void contactTarget(const SolverBody<T>& aStart, const SolverBody<T>& bS
   if (!staticContacts) {
     // Between bodies: a contact within the margin that approached faster than the threshold
     // rebounds at −e v_n(start) (relative acceleration 0, so no time of impact), engaged or not:
-    // gating it on engagement made the rebound jump at the engagement boundary.
-    if (vnStart < -material.restitutionThreshold)
-      c.target = glm::max(c.target, -restitutionAt(vnStart, material) * vnStart);
+    // gating it on engagement made the rebound jump at the engagement boundary. A rebound of
+    // e = 0 is none: the contact keeps −φ/h. (Taken as a target of 0 it stopped a point not yet
+    // touching where it was: a box sliding over a box body with restitution 0 was stopped by the
+    // base's particles up to 2 cm ahead of its front face; docs/solver.md, "Sliding on a body".)
+    if (vnStart < -material.restitutionThreshold) {
+      const T e = restitutionAt(vnStart, material);
+      if (e > T(0)) c.target = glm::max(c.target, -e * vnStart);
+    }
   } else if (bounces(closing, vnStart, material)) {
     c.target = glm::max(c.target, bounceVelocity(closingAt(closing, first), restitutionAt(vnStart, material), h));
   }
