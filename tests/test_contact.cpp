@@ -250,8 +250,9 @@ TEST_CASE("contact normals at edges and corners: within the particle's cone", "[
 }
 
 TEST_CASE("pair targets: a contact with restitution 0 is held by its gap, not stopped where it is", "[math][contact][rebound]") {
-  // Body a 1 cm above body b, closing at 1 m/s (faster than the threshold, within a step's approach
-  // at 1/60 s). The normal points from b towards a; the target is the wanted normal velocity.
+  // Body a above body b by φ (1 cm, 3 mm, touching, 2 mm in), closing at 1 m/s (faster than the
+  // threshold; 1.7 cm a step at 1/60 s). The normal points from b towards a; the target is the
+  // wanted normal velocity.
   const double h = 1.0 / 60.0;
   SolverBody<double> a, b;
   a.v = dvec3(0, -1, 0);
