@@ -273,9 +273,17 @@ SMASH_HD T bounceGap(const Closing<T>& c, T e, T h) {
   return glm::max(-e * c.impact * rest + c.accel * rest * rest / T(2), T(0));
 }
 
+/// Whether a contact that approached at vnStart (before the step's velocity update) rebounds at
+/// all: its material restitutes (e > 0) and it approached faster than the threshold. A rebound
+/// of e = 0 is none, on colliders (bounces) and between bodies (contactTarget) alike.
+template <class T>
+SMASH_HD bool rebounds(T vnStart, const ContactMaterial<T>& material) {
+  return material.restitution > T(0) && vnStart < -material.restitutionThreshold;
+}
+
 template <class T>
 SMASH_HD bool bounces(const Closing<T>& c, T vnStart, const ContactMaterial<T>& material) {
-  return c.closes && material.restitution > T(0) && vnStart < -material.restitutionThreshold;
+  return c.closes && rebounds(vnStart, material);
 }
 
 /// A contact's closing as if it met the surface at `time` (its approach speed then).
@@ -369,13 +377,12 @@ SMASH_HD void contactTarget(const SolverBody<T>& aStart, const SolverBody<T>& bS
     // Between bodies: a contact within the margin that approached faster than the threshold
     // rebounds at −e v_n(start) (relative acceleration 0, so no time of impact), engaged or not:
     // gating it on engagement made the rebound jump at the engagement boundary. A rebound of
-    // e = 0 is none: the contact keeps −φ/h. (Taken as a target of 0 it stopped a point not yet
-    // touching where it was: a box sliding over a box body with restitution 0 was stopped by the
-    // base's particles up to 2 cm ahead of its front face; docs/solver.md, "Sliding on a body".)
-    if (vnStart < -material.restitutionThreshold) {
-      const T e = restitutionAt(vnStart, material);
-      if (e > T(0)) c.target = glm::max(c.target, -e * vnStart);
-    }
+    // e = 0 is none (rebounds, as on colliders): the contact keeps −φ/h. (Taken as a target of 0
+    // it stopped a point not yet touching where it was: a box sliding over a box body with
+    // restitution 0 was stopped by the base's particles up to 2 cm ahead of its front face;
+    // docs/solver.md, "Sliding on a body".)
+    if (rebounds(vnStart, material))
+      c.target = glm::max(c.target, -restitutionAt(vnStart, material) * vnStart);
   } else if (bounces(closing, vnStart, material)) {
     c.target = glm::max(c.target, bounceVelocity(closingAt(closing, first), restitutionAt(vnStart, material), h));
   }
