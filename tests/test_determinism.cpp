@@ -109,10 +109,15 @@ struct Pinned {
 // grid's hashes changed, the physics did not: their poses, and those of rain_1k (150 steps) and
 // pile_100 (480), compared with == at every step with and without the skip, are equal; the saved
 // state also holds the contacts' impulses, where a skipped update keeps a +0 the full one wrote as −0.
+// Issue 11 item 7: a free body holds its rotation's energy from step to step (BodyData::heldEnergy,
+// state format 8): every hash changed with the format (4 bytes more per body and the version); the
+// physics of these scenes did not — their poses.csv (serial, 100 frames) and those of lab_bunny,
+// box_stack, bowl, ramp and pile_100 (omp, both methods, whole runs) are byte for byte those of the
+// build before (in scenes with body contacts nothing is held).
 const Pinned kPinned[] = {
-    {"lab_bunny.json", Method::ShapeMatching, 300, 0xd9ce56e708406639ull},
-    {"lab_bunny.json", Method::Impulse, 300, 0xbf103473ed192ae2ull},
-    {"bunny_grid.json", Method::ShapeMatching, 200, 0xa2e17859faf86fbbull},
+    {"lab_bunny.json", Method::ShapeMatching, 300, 0x6f2f7d9f505457d1ull},
+    {"lab_bunny.json", Method::Impulse, 300, 0x332453f942b1e05dull},
+    {"bunny_grid.json", Method::ShapeMatching, 200, 0x1a071907087fef24ull},
 };
 
 }  // namespace

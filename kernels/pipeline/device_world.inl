@@ -1103,9 +1103,10 @@ class DeviceWorld final : public World {
     std::int64_t pairsMostFound;   // the most pairs found since the host last looked (pairTally[2])
   };
   static constexpr char kMagic[8] = {'S', 'M', 'A', 'S', 'H', 'W', 'S', '1'};
-  // 7: every body's collider contacts kept for the warm start (KeptContact), with or without
-  // body contacts; 6: contacts carry their response.
-  static constexpr std::uint32_t kStateVersion = 7;
+  // 8: BodyData holds a free body's energy (heldEnergy); 7: every body's collider contacts kept
+  // for the warm start (KeptContact), with or without body contacts; 6: contacts carry their
+  // response.
+  static constexpr std::uint32_t kStateVersion = 8;
 
   /// Whether the world keeps collider contacts between steps (a scene with colliders): the state
   /// then carries them.
@@ -1210,7 +1211,8 @@ class DeviceWorld final : public World {
       if (bodies[b].shape != current[b].shape || bodies[b].particleOffset != current[b].particleOffset ||
           bodies[b].particleCount != current[b].particleCount || bodies[b].restSteps < 0 ||
           bodies[b].island < 0 || bodies[b].island >= static_cast<int>(current.size()) ||
-          bodies[b].asleep < 0 || bodies[b].asleep > kFellAsleep)
+          bodies[b].asleep < 0 || bodies[b].asleep > kFellAsleep ||
+          !(bodies[b].heldEnergy >= 0.0f && bodies[b].heldEnergy <= FLT_MAX))
         fail("body " + std::to_string(b) + " of the state does not match the scene's body " + std::to_string(b));
     // Sleep state (math/sleep.h): a sleeping body is at rest for at least the sleep time; with
     // sleeping off every body is awake.
@@ -1317,6 +1319,7 @@ class DeviceWorld final : public World {
       bodies[b].angularVelocity = poses[b].angularVelocity;
       bodies[b].restSteps = 0;  // a body given a state is awake (math/sleep.h)
       bodies[b].asleep = 0;
+      bodies[b].heldEnergy = 0.0f;  // and holds no energy yet (math/rotation.h keepRotationEnergy)
     }
     bodies_ = bodies;
     restartRestLook();

@@ -104,6 +104,10 @@ struct BodyData {
   int asleep;     // not 0: not stepped, static for the bodies that touch it; kFellAsleep in the
                   // step it fell asleep (its particles are projected once more), then kAsleep
   int island;     // while asleep: the island it fell asleep with (its least body index)
+  // While free (awayFromColliders, impulse contacts): E/|L|² of its rotation as it became free —
+  // the energy keepRotationEnergy holds it to, for the L of each step (damping scales L and keeps
+  // the ratio; math/rotation.h). 0: none held (in contact, or given a new state).
+  float heldEnergy;
 };
 
 /// Sums a body's particles contribute to matching (physics.md §2.4) and to its momentum.
@@ -2604,9 +2608,13 @@ struct MatchBodies {
     const bool free = awayFromColliders(p, before);
     // (With a penalty model forces reach past the contact margin: the particle sum stays.)
     const V3 L = free && p.impulseContacts ? freeMomentum(p, before, shape) : s.l;
+    // The energy is held from step to step while the body stays free (BodyData::heldEnergy): in
+    // float each step's own start pose carries a rounding of it, which added up over a run.
+    const bool holds = free && p.impulseContacts;
     if (free)
       keepRotationEnergy(b.rotation, before.rotation, L, shape.inertia, shape.inertiaInverse, before.angularVelocity,
-                         p.h);
+                         p.h, holds ? &b.heldEnergy : nullptr);
+    if (!holds) b.heldEnergy = 0.0f;
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
     // L was summed about the old centre; the momentum is the same about any point moving with
@@ -2648,8 +2656,10 @@ struct ImpulseBodies {
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
     if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, false);
     b.centre += p.h * b.velocity;
-    rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h,
-                       awayFromColliders(p, before));
+    const bool free = awayFromColliders(p, before), holds = free && p.impulseContacts;  // as MatchBodies
+    rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h, free,
+                       holds ? &b.heldEnergy : nullptr);
+    if (!holds) b.heldEnergy = 0.0f;
     if (!p.deferContacts) {
       if (p.impulseContacts && p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);
