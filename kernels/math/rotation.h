@@ -309,9 +309,11 @@ SMASH_HD bool energyTurn(const glm::dvec3& u, const glm::dvec3& v, const glm::dm
 /// `held` (the float backends; null: none): the energy is held from step to step as the ratio
 /// κ = E/|L|², which damping (a uniform scaling of L) keeps — taken from `energyRotation` where
 /// *held is 0, then the target is κ |L|². In float the start pose carries a rounding of its
-/// energy, and taking each step's target from it random-walked: 10 of 100 runs at 1 to π rad per
-/// step drifted by 0.1–0.9% over 10,000 steps (docs/solver.md). The caller sets *held to 0 when
-/// the body is no longer free. The reference (double) takes each step's target from its pose.
+/// energy, and taking each step's target from it random-walked: 6 of 100 runs at 0.5 to π rad per
+/// step drifted past 0.1% over 10,000 steps, up to 0.52% (docs/solver.md, "Held energy"). *held is
+/// taken in the first free step that reaches the target's computation (a turn above 1e-4 rad,
+/// invertible inertia, L ≠ 0). The caller sets *held to 0 when the body is no longer free. The
+/// reference (double) takes each step's target from its pose.
 template <class T>
 SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotation, const Vec3<T>& L,
                                  const Mat3<T>& inertia, const Mat3<T>& inertiaInverse, const Vec3<T>& omega,
@@ -358,7 +360,10 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
     if (!(backLen > D(0))) return;
     towards = back / backLen;
     // The start's L_b has the energy: a root at most `moved` away, up to rounding — within which
-    // (L_b at the start's, its energy not by float's rounding of the pose) the bound holds.
+    // (L_b at the start's, its energy not by float's rounding of the pose) the bound holds. With
+    // a held energy the start's is that only up to the pose's rounding, so the root may lie just
+    // beyond: the step is then left uncorrected and the next one brings the energy back (a thin
+    // rod at 0.5 rad per step: 1.7% for one step, docs/solver.md "Held energy").
     if (!energyTurn(Lb, Llen * towards, Iinv, target, true, angle) || !(glm::abs(angle) <= most * D(1 + 1e-6))) return;
   }
   // Q turns L_b towards `towards` by `angle` (about L_b × towards); then (R Qᵀ)ᵀ L = Q L_b.

@@ -1211,9 +1211,21 @@ class DeviceWorld final : public World {
       if (bodies[b].shape != current[b].shape || bodies[b].particleOffset != current[b].particleOffset ||
           bodies[b].particleCount != current[b].particleCount || bodies[b].restSteps < 0 ||
           bodies[b].island < 0 || bodies[b].island >= static_cast<int>(current.size()) ||
-          bodies[b].asleep < 0 || bodies[b].asleep > kFellAsleep ||
-          !(bodies[b].heldEnergy >= 0.0f && bodies[b].heldEnergy <= FLT_MAX))
+          bodies[b].asleep < 0 || bodies[b].asleep > kFellAsleep)
         fail("body " + std::to_string(b) + " of the state does not match the scene's body " + std::to_string(b));
+    // A held energy (math/rotation.h keepRotationEnergy) is 0 or E/|L|² = ½ l̂ᵀ I⁻¹ l̂ for a unit l̂:
+    // between ½ λmin(I⁻¹) ≥ ½ / tr I and ½ λmax(I⁻¹) ≤ ½ tr I⁻¹ (with float's slack); any other
+    // value would turn the body towards an energy it cannot have.
+    for (std::size_t b = 0; b < bodies.size(); ++b) {
+      const double held = bodies[b].heldEnergy;
+      if (held == 0.0) continue;
+      const Shape& shape = scene_.shapes[static_cast<std::size_t>(bodies[b].shape)];
+      const double trace = shape.inertia[0][0] + shape.inertia[1][1] + shape.inertia[2][2];
+      const double traceInverse = shape.inertiaInverse[0][0] + shape.inertiaInverse[1][1] + shape.inertiaInverse[2][2];
+      if (!(held >= 0.5 / trace * (1 - 1e-3) && held <= 0.5 * traceInverse * (1 + 1e-3)))
+        fail("state has a held energy outside what body " + std::to_string(b) + "'s shape allows (" +
+             std::to_string(held) + ")");
+    }
     // Sleep state (math/sleep.h): a sleeping body is at rest for at least the sleep time; with
     // sleeping off every body is awake.
     const SleepSettings<float> sleep = scene_.sleepSettings<float>();
