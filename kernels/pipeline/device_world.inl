@@ -1222,7 +1222,9 @@ class DeviceWorld final : public World {
       const Shape& shape = scene_.shapes[static_cast<std::size_t>(bodies[b].shape)];
       const double trace = shape.inertia[0][0] + shape.inertia[1][1] + shape.inertia[2][2];
       const double traceInverse = shape.inertiaInverse[0][0] + shape.inertiaInverse[1][1] + shape.inertiaInverse[2][2];
-      if (!(held >= 0.5 / trace * (1 - 1e-3) && held <= 0.5 * traceInverse * (1 + 1e-3)))
+      // (isfinite first: an ordered comparison of a NaN raises FE_INVALID, which the sanitizer
+      // build traps)
+      if (!std::isfinite(held) || !(held >= 0.5 / trace * (1 - 1e-3) && held <= 0.5 * traceInverse * (1 + 1e-3)))
         fail("state has a held energy outside what body " + std::to_string(b) + "'s shape allows (" +
              std::to_string(held) + ")");
     }
