@@ -151,6 +151,16 @@ struct SpinDrift {
   }
 };
 
+/// A pose's angular velocity in the body frame, and the rotation's energy ½ ωᵀ I ω (`I` in the
+/// body frame) — the new tests' measures of a spin read back through World's poses.
+dvec3 bodyOmega(const BodyPose& p) {
+  return glm::transpose(rotationMatrix(glm::dquat(p.rotation))) * dvec3(p.angularVelocity);
+}
+double spinEnergy(const glm::dmat3& I, const BodyPose& p) {
+  const dvec3 wb = bodyOmega(p);
+  return 0.5 * glm::dot(wb, I * wb);
+}
+
 }  // namespace
 
 TEST_CASE("torque-free rotation follows Euler's equations", "[physics][rotation]") {
@@ -378,10 +388,7 @@ TEST_CASE("float: a body free again after a contact keeps the energy it left wit
       s.colliders.push_back(ground);
       auto omp = World::create(Backend::Omp, s);
       const glm::dmat3 I = boxCorners123().inertia;
-      auto energy = [&](const BodyPose& p) {
-        const dvec3 wb = glm::transpose(rotationMatrix(glm::dquat(p.rotation))) * dvec3(p.angularVelocity);
-        return 0.5 * glm::dot(wb, I * wb);
-      };
+      auto energy = [&](const BodyPose& p) { return spinEnergy(I, p); };
       // awayFromColliders at the step's start: the plane beyond the bounding radius (as the
       // backends store it), the contact margin and the step's travel h (|v| + |ω| r).
       const double radius = boxCorners123().boundingRadius * (1 + 1e-6) + 1e-6, margin = s.contactMargin();
@@ -424,10 +431,7 @@ TEST_CASE("float: the held energy resumes with the state, setPoses drops it, and
   // a state whose held energy is no E/|L|² the shape can have is refused.
   const Shape shape = boxCorners123();
   const glm::dmat3 I = shape.inertia;
-  auto energy = [&](const BodyPose& p) {
-    const dvec3 wb = glm::transpose(rotationMatrix(glm::dquat(p.rotation))) * dvec3(p.angularVelocity);
-    return 0.5 * glm::dot(wb, I * wb);
-  };
+  auto energy = [&](const BodyPose& p) { return spinEnergy(I, p); };
   const double h = 1.0 / 60;
   for (Backend backend : {Backend::Cpp, Backend::Omp})
     for (Method method : {Method::ShapeMatching, Method::Impulse}) {
@@ -461,8 +465,8 @@ TEST_CASE("float: the held energy resumes with the state, setPoses drops it, and
       float held = 0;
       std::memcpy(&held, state.data() + at, 4);
       const BodyPose p = first->poses()[0];
-      const dvec3 L = rotationMatrix(glm::dquat(p.rotation)) * (I * (glm::transpose(rotationMatrix(glm::dquat(p.rotation))) * dvec3(p.angularVelocity)));
-      REQUIRE(held == Approx(energy(p) / glm::dot(L, L)).epsilon(1e-3));  // found it
+      const dvec3 Lb = I * bodyOmega(p);  // |L| in either frame
+      REQUIRE(held == Approx(energy(p) / glm::dot(Lb, Lb)).epsilon(1e-3));  // found it
       for (float bad : {-1.0f, std::nanf(""), 0.1f * held, 100.0f * held}) {
         std::memcpy(state.data() + at, &bad, 4);
         auto target = World::create(backend, scene);
@@ -484,8 +488,7 @@ TEST_CASE("float: damping keeps the held energy's ratio E/|L|^2", "[physics][rot
     scene.angularDamping = 0.999;
     auto omp = World::create(Backend::Omp, scene);
     auto ratio = [&] {
-      const BodyPose p = omp->poses()[0];
-      const dvec3 wb = glm::transpose(rotationMatrix(glm::dquat(p.rotation))) * dvec3(p.angularVelocity);
+      const dvec3 wb = bodyOmega(omp->poses()[0]);
       const dvec3 Lb = I * wb;
       return 0.5 * glm::dot(wb, Lb) / glm::dot(Lb, Lb);
     };
@@ -493,8 +496,7 @@ TEST_CASE("float: damping keeps the held energy's ratio E/|L|^2", "[physics][rot
     double worst = 0, L0 = 0, L1 = 0;
     for (int n = 0; n < 1600; ++n) {
       omp->step();
-      const BodyPose p = omp->poses()[0];
-      const double size = glm::length(I * (glm::transpose(rotationMatrix(glm::dquat(p.rotation))) * dvec3(p.angularVelocity)));
+      const double size = glm::length(I * bodyOmega(omp->poses()[0]));
       if (n == 0) L0 = size;
       L1 = size;
       worst = std::max(worst, std::abs(ratio() / start - 1));
