@@ -738,6 +738,21 @@ inline bool gatheredSwept(const StepParams& p, const BodyData& start, const Body
   return false;
 }
 
+/// A bound on how far the float φ of collider c at a particle of a body (centre `centre`, bounding
+/// radius `radius`) may lie from the exact φ at the particle's exact place c + R r, for the two
+/// evaluations pushOutGathered relies on (the gather's and the push-out's) together: 3·10⁻⁶ of
+/// the sum S of the magnitudes φ works with (the body's largest coordinate and reach, the
+/// collider's points, half extents and radius) plus 1. One evaluation is off by at most ~3 u S
+/// (u = 2⁻²⁴; measured over random poses of every analytic shape, tests/test_world.cpp, which
+/// asserts it stays within half of this), a crude worst case for a plane ~14 u S; the allowance is
+/// 50 u S. (It was 10⁻⁵, 168 u S: a resting body 70 m from the working origin then scanned every
+/// particle each step — the resting benchmark's bunnies out to 127 m, issue 13.)
+inline float pushOutRounding(const Collider<float>& c, const V3& centre, float radius) {
+  auto largest = [](const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); };
+  return 3e-6f * (1.0f + largest(centre) + radius + largest(c.point) + largest(c.point2) + largest(c.halfExtents) +
+                  c.radius);
+}
+
 /// pushOut after a solve of the collider contacts gathered at the pose (`atCentre`, `atRotation`):
 /// the same passes, and the same bits, with each collider's deepest point looked for among the
 /// `count` contacts gathered for it (`c`, in particle order) instead of over every particle, for
@@ -745,7 +760,9 @@ inline bool gatheredSwept(const StepParams& p, const BodyData& start, const Body
 /// body moved by at most |Δc| + ‖ΔR‖_F r (r its bounding radius) plus what the push-out moved it,
 /// and φ is 1-Lipschitz, so while that sum (and a rounding allowance) stays below the margin,
 /// such a particle still has φ > 0 — and pushOut takes only a particle deeper than the deepest so
-/// far, which starts at 0. Past it, and for a mesh collider (a grid: its φ is a true distance only
+/// far, which starts at 0. A plane's φ is linear, so there only the body's move toward it counts:
+/// φ changed by n·Δc + n·ΔR r ≥ n·Δc − ‖ΔR‖_F r (a resting body, which its solve lifts by about
+/// g h², keeps the whole margin). Past it, and for a mesh collider (a grid: its φ is a true distance only
 /// within lipschitzSlack, two cells, more than a margin), the collider's pass scans every particle
 /// (deepestInside). `complete`: every particle within the margin was gathered (no
 /// overflow, no swept sample, no manifold); otherwise pushOut. On a resting body the solve moves
@@ -761,21 +778,22 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
   const ShapeData& shape = p.shapes[b.shape];
   const RestOffsets rest{p.rest + shape.restOffset};
   const M3 turn = b.rotation - atRotation;
-  float moved = glm::length(b.centre - atCentre) +
-                glm::sqrt(glm::dot(turn[0], turn[0]) + glm::dot(turn[1], turn[1]) + glm::dot(turn[2], turn[2])) *
-                    shape.radius;
-  auto largest = [](const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); };
+  const float turned =
+      glm::sqrt(glm::dot(turn[0], turn[0]) + glm::dot(turn[1], turn[1]) + glm::dot(turn[2], turn[2])) * shape.radius;
+  float moved = glm::length(b.centre - atCentre) + turned;
   for (int pass = 0; pass < kPushOutPasses; ++pass) {
     bool pushed = false;
     for (int k = 0; k < p.colliderCount; ++k) {
       const Collider<float>& collider = p.colliders[k];
       V3 normal(0.0f);
       float depth = 0.0f;
-      // φ's rounding at either pose: a few ulps of the coordinates it works with (the body's
-      // position and reach, the collider's points and sizes), with a margin of safety.
-      const float rounding = 1e-5f * (1.0f + largest(b.centre) + shape.radius + largest(collider.point) +
-                                      largest(collider.point2) + largest(collider.halfExtents) + collider.radius);
-      if (collider.type != ColliderType::Mesh && moved + rounding < p.contactMargin) {
+      // How far a particle may have come toward the collider since the gather: for a plane the
+      // centre's move along -n (this pass's centre, the pushes so far included) and the turn.
+      const float toward = collider.type == ColliderType::Plane
+                               ? glm::max(0.0f, -glm::dot(b.centre - atCentre, collider.normal)) + turned
+                               : moved;
+      const float rounding = pushOutRounding(collider, b.centre, shape.radius);
+      if (collider.type != ColliderType::Mesh && toward + rounding < p.contactMargin) {
         if (!(sdfCollider(collider, b.centre).phi > shape.radius + lipschitzSlack(collider)))  // deepestInside's gate
           for (int j = 0; j < count; ++j) {
             if (c[j].feature != k) continue;
