@@ -2603,6 +2603,17 @@ struct SleepDecide {
 // ---------------------------------------------------------------------------------------------
 // Per body.
 
+/// Where a free rotation's energy is held this step (MatchBodies, ImpulseBodies; math/rotation.h
+/// keepRotationEnergy): the body's BodyData::heldEnergy while it is free with impulse contacts —
+/// in float each step's own start pose carries a rounding of the energy, which added up over a
+/// run, so it is held from step to step — and otherwise none, the hold dropped (0: taken afresh
+/// the next free step).
+SMASH_HD float* heldEnergySlot(BodyData& b, bool holds) {
+  if (holds) return &b.heldEnergy;
+  b.heldEnergy = 0.0f;
+  return nullptr;
+}
+
 /// Shape matching, physics.md §2 steps 4–6: centre, rotation, momentum-carrying velocities, contacts.
 /// A sleeping body keeps its pose (math/sleep.h).
 struct MatchBodies {
@@ -2626,13 +2637,10 @@ struct MatchBodies {
     const bool free = awayFromColliders(p, before);
     // (With a penalty model forces reach past the contact margin: the particle sum stays.)
     const V3 L = free && p.impulseContacts ? freeMomentum(p, before, shape) : s.l;
-    // The energy is held from step to step while the body stays free (BodyData::heldEnergy): in
-    // float each step's own start pose carries a rounding of it, which added up over a run.
-    const bool holds = free && p.impulseContacts;
+    float* held = heldEnergySlot(b, free && p.impulseContacts);
     if (free)
       keepRotationEnergy(b.rotation, before.rotation, L, shape.inertia, shape.inertiaInverse, before.angularVelocity,
-                         p.h, holds ? &b.heldEnergy : nullptr);
-    if (!holds) b.heldEnergy = 0.0f;
+                         p.h, held);
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
     // L was summed about the old centre; the momentum is the same about any point moving with
@@ -2674,10 +2682,9 @@ struct ImpulseBodies {
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
     if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, false);
     b.centre += p.h * b.velocity;
-    const bool free = awayFromColliders(p, before), holds = free && p.impulseContacts;  // as MatchBodies
+    const bool free = awayFromColliders(p, before);
     rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h, free,
-                       holds ? &b.heldEnergy : nullptr);
-    if (!holds) b.heldEnergy = 0.0f;
+                       heldEnergySlot(b, free && p.impulseContacts));
     if (!p.deferContacts) {
       if (p.impulseContacts && p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);
