@@ -738,19 +738,19 @@ inline bool gatheredSwept(const StepParams& p, const BodyData& start, const Body
   return false;
 }
 
-/// A bound on how far the float φ of collider c at a particle of a body (centre `centre`, bounding
-/// radius `radius`) may lie from the exact φ at the particle's exact place c + R r, for the two
-/// evaluations pushOutGathered relies on (the gather's and the push-out's) together: 3·10⁻⁶ of
-/// the sum S of the magnitudes φ works with (the body's largest coordinate and reach, the
-/// collider's points, half extents and radius) plus 1. One evaluation is off by at most ~3 u S
+/// A bound on how far the float φ of collider c at a particle of a body (bounding radius
+/// `radius`, centre coordinates at most `far` in magnitude at either pose) may lie from the exact
+/// φ at the particle's exact place c + R r, for the two evaluations pushOutGathered relies on (the
+/// gather's and the push-out's) together: 3·10⁻⁶ of the sum S of the magnitudes φ works with (the
+/// body's largest coordinate and reach, the collider's points, half extents and radius) plus 1. One evaluation is off by at most ~3 u S
 /// (u = 2⁻²⁴; measured over random poses of every analytic shape, tests/test_world.cpp, which
 /// asserts it stays within half of this), a crude worst case for a plane ~14 u S; the allowance is
 /// 50 u S. (It was 10⁻⁵, 168 u S: a resting body 70 m from the working origin then scanned every
 /// particle each step — the resting benchmark's bunnies out to 127 m, issue 13.)
-inline float pushOutRounding(const Collider<float>& c, const V3& centre, float radius) {
-  auto largest = [](const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); };
-  return 3e-6f * (1.0f + largest(centre) + radius + largest(c.point) + largest(c.point2) + largest(c.halfExtents) +
-                  c.radius);
+inline float largestCoordinate(const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); }
+inline float pushOutRounding(const Collider<float>& c, float far, float radius) {
+  return 3e-6f * (1.0f + far + radius + largestCoordinate(c.point) + largestCoordinate(c.point2) +
+                  largestCoordinate(c.halfExtents) + c.radius);
 }
 
 /// pushOut after a solve of the collider contacts gathered at the pose (`atCentre`, `atRotation`):
@@ -792,7 +792,9 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
       const float toward = collider.type == ColliderType::Plane
                                ? glm::max(0.0f, -glm::dot(b.centre - atCentre, collider.normal)) + turned
                                : moved;
-      const float rounding = pushOutRounding(collider, b.centre, shape.radius);
+      // (At the larger of the two poses' coordinates: against a plane a sideways move is free.)
+      const float rounding =
+          pushOutRounding(collider, glm::max(largestCoordinate(b.centre), largestCoordinate(atCentre)), shape.radius);
       if (collider.type != ColliderType::Mesh && toward + rounding < p.contactMargin) {
         if (!(sdfCollider(collider, b.centre).phi > shape.radius + lipschitzSlack(collider)))  // deepestInside's gate
           for (int j = 0; j < count; ++j) {
