@@ -742,10 +742,10 @@ inline bool gatheredSwept(const StepParams& p, const BodyData& start, const Body
 /// `radius`, centre coordinates at most `far` in magnitude at either pose) may lie from the exact
 /// φ at the particle's exact place c + R r, for the two evaluations pushOutGathered relies on (the
 /// gather's and the push-out's) together: 3·10⁻⁶ of the sum S of the magnitudes φ works with (the
-/// body's largest coordinate and reach, the collider's points, half extents and radius) plus 1. One evaluation is off by at most ~3 u S
-/// (u = 2⁻²⁴; measured over random poses of every analytic shape, tests/test_world.cpp, which
-/// asserts it stays within half of this), a crude worst case for a plane ~14 u S; the allowance is
-/// 50 u S. (It was 10⁻⁵, 168 u S: a resting body 70 m from the working origin then scanned every
+/// body's largest coordinate and reach, the collider's points, half extents and radius) plus 1.
+/// One evaluation was off by at most ~4 u S (u = 2⁻²⁴; random and hill-climbed poses of every
+/// analytic shape; tests/test_world.cpp asserts it stays within half of this), a crude worst case
+/// for a plane ~14 u S; the allowance is 50 u S. (It was 10⁻⁵, 168 u S: a resting body 70 m from the working origin then scanned every
 /// particle each step — the resting benchmark's bunnies out to 127 m, issue 13.)
 inline float largestCoordinate(const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); }
 inline float pushOutRounding(const Collider<float>& c, float far, float radius) {
@@ -2605,17 +2605,6 @@ struct SleepDecide {
 // ---------------------------------------------------------------------------------------------
 // Per body.
 
-/// Where a free rotation's energy is held this step (MatchBodies, ImpulseBodies; math/rotation.h
-/// keepRotationEnergy): the body's BodyData::heldEnergy while it is free with impulse contacts —
-/// in float each step's own start pose carries a rounding of the energy, which added up over a
-/// run, so it is held from step to step — and otherwise none, the hold dropped (0: taken afresh
-/// the next free step).
-SMASH_HD float* heldEnergySlot(BodyData& b, bool holds) {
-  if (holds) return &b.heldEnergy;
-  b.heldEnergy = 0.0f;
-  return nullptr;
-}
-
 /// Shape matching, physics.md §2 steps 4–6: centre, rotation, momentum-carrying velocities, contacts.
 /// A sleeping body keeps its pose (math/sleep.h).
 struct MatchBodies {
@@ -2639,10 +2628,13 @@ struct MatchBodies {
     const bool free = awayFromColliders(p, before);
     // (With a penalty model forces reach past the contact margin: the particle sum stays.)
     const V3 L = free && p.impulseContacts ? freeMomentum(p, before, shape) : s.l;
-    float* held = heldEnergySlot(b, free && p.impulseContacts);
+    // The energy is held from step to step while the body stays free (BodyData::heldEnergy): in
+    // float each step's own start pose carries a rounding of it, which added up over a run.
+    const bool holds = free && p.impulseContacts;
     if (free)
       keepRotationEnergy(b.rotation, before.rotation, L, shape.inertia, shape.inertiaInverse, before.angularVelocity,
-                         p.h, held);
+                         p.h, holds ? &b.heldEnergy : nullptr);
+    if (!holds) b.heldEnergy = 0.0f;
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
     // L was summed about the old centre; the momentum is the same about any point moving with
@@ -2684,9 +2676,10 @@ struct ImpulseBodies {
     b.angularVelocity = b.angularVelocity * p.angularDamping + p.h * (worldInverseInertia(p, b) * tau);
     if (!p.deferContacts && p.impulseContacts && !p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, false);
     b.centre += p.h * b.velocity;
-    const bool free = awayFromColliders(p, before);
+    const bool free = awayFromColliders(p, before), holds = free && p.impulseContacts;  // as MatchBodies
     rotateWithMomentum(b.rotation, b.angularVelocity, shape.inertia, shape.inertiaInverse, p.h, free,
-                       heldEnergySlot(b, free && p.impulseContacts));
+                       holds ? &b.heldEnergy : nullptr);
+    if (!holds) b.heldEnergy = 0.0f;
     if (!p.deferContacts) {
       if (p.impulseContacts && p.collideAfter) resolveBodyContacts<true>(p, bodyIndex, before, b, true);
       watchBody(p, bodyIndex, before, b);
