@@ -440,6 +440,37 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
     REQUIRE(std::abs(workingOrigin(scene).x - scene.bodies[0].position.x) > 100.0);
     stepBothLayouts(scene, 300);
   }
+  // A ball rolling on a sphere collider of radius 10⁵ m (a planet's ground): its float φ rounds by
+  // millimetres, so the per-body sums' O(1) gate (mayTouch through the centre) must allow for
+  // that, or it skips particle responses the per-particle layout makes (found by a hostile test;
+  // experiments/hostile-2026-11-28). Three starts along the ground.
+  for (double along : {30.0, -1000.0, 400.0}) {
+    INFO("a ball on a 1e5 m sphere collider at x = " << along);
+    Scene scene;
+    scene.name = "planet";
+    scene.dt = 1.0 / 60;
+    scene.gravity = glm::dvec3(0, -9.8, 0);
+    scene.solver.bodyContacts = false;
+    scene.materials.push_back({"default", 0.3, 0.4});
+    Collider<double> planet;
+    planet.type = ColliderType::Sphere;
+    planet.point = glm::dvec3(0, -1e5, 0);
+    planet.radius = 1e5;
+    scene.colliders.push_back(planet);
+    std::vector<glm::dvec3> points;  // a Fibonacci sphere of 86 points, radius 0.2 m
+    const int count = 86;
+    for (int i = 0; i < count; ++i) {
+      const double y = 1.0 - 2.0 * (i + 0.5) / count, ring = std::sqrt(1.0 - y * y), turn = 2.399963229728653 * i;
+      points.push_back(0.2 * glm::dvec3(ring * std::cos(turn), y, ring * std::sin(turn)));
+    }
+    scene.shapes.push_back(shapeFromParticles("ball", points, std::vector<double>(count, 1.0)));
+    Body ball;
+    ball.position = glm::dvec3(along, 0.5955, 0);
+    ball.velocity = glm::dvec3(-4, 0, 1);
+    ball.angularVelocity = glm::dvec3(0, 2, 0);
+    scene.bodies.push_back(ball);
+    stepBothLayouts(scene, 180);
+  }
   // Sleeping (math/sleep.h): bodies fall asleep, sleep and (the lab, without body contacts)
   // stay asleep in the same step on both layouts.
   for (const char* file : {"box_stack.json", "lab_bunny.json"}) {
@@ -452,7 +483,7 @@ TEST_CASE("world: both step strategies compute the same step", "[world][determin
 
 TEST_CASE("world: the push-out's rounding allowance bounds the float error of phi", "[world][determinism][origin]") {
   // pushOutGathered reads only the gathered contacts while the body's move and
-  // pushOutRounding (both evaluations of φ together) stay below the margin; one evaluation's float
+  // sdfRounding (both evaluations of φ together) stay below the margin; one evaluation's float
   // error must therefore stay within half of it — the float φ of every analytic shape at a float
   // pose c + R r against the same pose's φ in double, over poses out to 30 km and bodies and
   // colliders of 1 cm to 100 m. Measured worst: under 0.1 of the allowance (an adversarial search
@@ -494,7 +525,7 @@ TEST_CASE("world: the push-out's rounding allowance bounds the float error of ph
       exact.normal = glm::dvec3(c.normal);
       exact.rotation = glm::dquat(c.rotation);
       const double truth = sdfCollider(exact, glm::dvec3(at) + glm::dmat3(R) * glm::dvec3(r)).phi;
-      const double allowance = pipeline::pushOutRounding(c, pipeline::largestCoordinate(at), static_cast<float>(reach));
+      const double allowance = pipeline::sdfRounding(c, pipeline::largestCoordinate(at), static_cast<float>(reach));
       worst = std::max(worst, std::abs(double(phi) - truth) / allowance);
     }
     CHECK(worst <= 0.5);

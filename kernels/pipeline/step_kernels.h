@@ -747,8 +747,8 @@ inline bool gatheredSwept(const StepParams& p, const BodyData& start, const Body
 /// analytic shape; tests/test_world.cpp asserts it stays within half of this), a crude worst case
 /// for a plane ~14 u S; the allowance is 50 u S. (It was 10⁻⁵, 168 u S: a resting body 70 m from the working origin then scanned every
 /// particle each step — the resting benchmark's bunnies out to 127 m, issue 13.)
-inline float largestCoordinate(const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); }
-inline float pushOutRounding(const Collider<float>& c, float far, float radius) {
+SMASH_HD float largestCoordinate(const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); }
+SMASH_HD float sdfRounding(const Collider<float>& c, float far, float radius) {
   return 3e-6f * (1.0f + far + radius + largestCoordinate(c.point) + largestCoordinate(c.point2) +
                   largestCoordinate(c.halfExtents) + c.radius);
 }
@@ -794,7 +794,7 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
                                : moved;
       // (At the larger of the two poses' coordinates: against a plane a sideways move is free.)
       const float rounding =
-          pushOutRounding(collider, glm::max(largestCoordinate(b.centre), largestCoordinate(atCentre)), shape.radius);
+          sdfRounding(collider, glm::max(largestCoordinate(b.centre), largestCoordinate(atCentre)), shape.radius);
       if (collider.type != ColliderType::Mesh && toward + rounding < p.contactMargin) {
         if (!(sdfCollider(collider, b.centre).phi > shape.radius + lipschitzSlack(collider)))  // deepestInside's gate
           for (int j = 0; j < count; ++j) {
@@ -2825,7 +2825,10 @@ struct FusedBodyStep {
     if (p.impulseContacts) {
       bool anyInside = false;
       for (int k = 0; k < p.colliderCount; ++k)
-        anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape], 0.0f);
+        // Within φ's float rounding (sdfRounding): the particles' own tests round too, and the
+        // per-particle layout makes them all (a 10⁵ m sphere collider rounds φ by ~8 mm).
+        anyInside = anyInside || mayTouch(p.colliders[k], b, p.shapes[b.shape],
+                                          sdfRounding(p.colliders[k], largestCoordinate(b.centre), p.shapes[b.shape].radius));
       if (!anyInside) local.colliderCount = 0;
     }
 #if SMASH_SSE_BODY_LOOPS
