@@ -745,8 +745,9 @@ inline bool gatheredSwept(const StepParams& p, const BodyData& start, const Body
 /// body's largest coordinate and reach, the collider's points, half extents and radius) plus 1.
 /// One evaluation was off by at most ~4 u S (u = 2⁻²⁴; random and hill-climbed poses of every
 /// analytic shape; tests/test_world.cpp asserts it stays within half of this), a crude worst case
-/// for a plane ~14 u S; the allowance is 50 u S. (It was 10⁻⁵, 168 u S: a resting body 70 m from the working origin then scanned every
-/// particle each step — the resting benchmark's bunnies out to 127 m, issue 13.)
+/// for a plane ~14 u S; the allowance is 50 u S. (It was 10⁻⁵, 168 u S: a resting body with a
+/// coordinate beyond ~70 m then scanned every particle each step — the resting benchmark's
+/// bunnies reach 127 m, issue 13.) FusedBodyStep::sums pads its O(1) collider gate with it too.
 SMASH_HD float largestCoordinate(const V3& x) { return glm::max(glm::abs(x.x), glm::max(glm::abs(x.y), glm::abs(x.z))); }
 SMASH_HD float sdfRounding(const Collider<float>& c, float far, float radius) {
   return 3e-6f * (1.0f + far + radius + largestCoordinate(c.point) + largestCoordinate(c.point2) +
@@ -762,7 +763,7 @@ SMASH_HD float sdfRounding(const Collider<float>& c, float far, float radius) {
 /// such a particle still has φ > 0 — and pushOut takes only a particle deeper than the deepest so
 /// far, which starts at 0. A plane's φ is linear, so there only the body's move toward it counts:
 /// φ changed by n·Δc + n·ΔR r ≥ n·Δc − ‖ΔR‖_F r (a resting body, which its solve lifts by about
-/// g h², keeps the whole margin). Past it, and for a mesh collider (a grid: its φ is a true distance only
+/// g h², keeps the margin less its turn and the allowance). Past it, and for a mesh collider (a grid: its φ is a true distance only
 /// within lipschitzSlack, two cells, more than a margin), the collider's pass scans every particle
 /// (deepestInside). `complete`: every particle within the margin was gathered (no
 /// overflow, no swept sample, no manifold); otherwise pushOut. On a resting body the solve moves
