@@ -1528,9 +1528,8 @@ SMASH_HD bool clusterMayTouch(const StepParams& p, const BodyData& self, const B
   const Float4 sphere = load4(p.clusterSpheres[mine.offset + k]);
   const float rho = sphere.w;
   const V3 fromOther = self.centre + self.rotation * xyz(sphere) - other.centre;
-  auto largest = [](const V3& v) { return glm::max(glm::max(glm::abs(v.x), glm::abs(v.y)), glm::abs(v.z)); };
-  const float slack =
-      1e-5f * (1.0f + largest(self.centre) + largest(other.centre) + p.shapes[self.shape].radius + theirs.radius + rho);
+  const float slack = 1e-5f * (1.0f + largestCoordinate(self.centre) + largestCoordinate(other.centre) +
+                                p.shapes[self.shape].radius + theirs.radius + rho);
   if (glm::length(fromOther) - rho - slack > theirs.radius + margin) return false;
   const GridSdfView& g = theirs.sdf;
   const V3 local = glm::transpose(other.rotation) * fromOther;
