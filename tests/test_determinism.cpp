@@ -116,9 +116,16 @@ struct Pinned {
 // the labs' did at float rounding — the bunny falls spinning, free, at the start, and holds its
 // energy then: its poses differ from frame 1, and at rest after 9 s it lies 4.7 µm (shape
 // matching) and 66 µm (impulse) from where it lay before (omp).
+// Issue 11: a body near a collider keeps its rotation's energy too (math/rotation.h
+// rotateWithMomentum; errors below 2e-6 of it left), where only free bodies did: a thin rod
+// spinning within a plane's reach gained 20 times its energy without touching it. The labs'
+// hashes changed: the bunny spins near the ground and the wall — its poses part from frame 44 on
+// omp, and at rest it lies 52 µm (shape matching) and 144 µm (impulse) from where it lay before.
+// The bunny grid's did not (the correction changed none of its steps), nor box_stack's
+// or ramp's poses.csv on omp; pile_100's and bowl's did (chaotic piles; all bodies asleep in both).
 const Pinned kPinned[] = {
-    {"lab_bunny.json", Method::ShapeMatching, 300, 0x6f2f7d9f505457d1ull},
-    {"lab_bunny.json", Method::Impulse, 300, 0x332453f942b1e05dull},
+    {"lab_bunny.json", Method::ShapeMatching, 300, 0x061fdcec536071dfull},
+    {"lab_bunny.json", Method::Impulse, 300, 0x82a387fe01e5ae4bull},
     {"bunny_grid.json", Method::ShapeMatching, 200, 0x1a071907087fef24ull},
 };
 

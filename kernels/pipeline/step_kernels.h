@@ -1130,8 +1130,9 @@ SMASH_HD float speculativeOf(const StepParams& p, const BodyData& b) {
 
 /// No collider within the body's reach this step (margin and a step's travel), and no other body
 /// that could touch it (scenes with body contacts are left alone: a pair is found only after the
-/// prediction): its rotation is torque-free, and its energy is kept (math/rotation.h
-/// keepRotationEnergy).
+/// prediction): no impulse or force reaches it, so its L is its own and its rotation's energy is
+/// held from step to step (math/rotation.h keepRotationEnergy, which keeps the energy of every
+/// step's start pose in any case).
 SMASH_HD bool awayFromColliders(const StepParams& p, const BodyData& b) {
   if (p.bodyContacts) return false;
   const float reach = p.contactMargin + speculativeOf(p, b);
@@ -2628,12 +2629,14 @@ struct MatchBodies {
     const bool free = awayFromColliders(p, before);
     // (With a penalty model forces reach past the contact margin: the particle sum stays.)
     const V3 L = free && p.impulseContacts ? freeMomentum(p, before, shape) : s.l;
-    // The energy is held from step to step while the body stays free (BodyData::heldEnergy): in
-    // float each step's own start pose carries a rounding of it, which added up over a run.
+    // The energy of L at the start pose is kept in every step, free or not (a spinning rod within
+    // a plane's reach gained 20 times its energy without touching it; math/rotation.h
+    // rotateWithMomentum). It is held from step to step only while the body stays free
+    // (BodyData::heldEnergy): in float each step's own start pose carries a rounding of it, which
+    // added up over a run.
     const bool holds = free && p.impulseContacts;
-    if (free)
-      keepRotationEnergy(b.rotation, before.rotation, L, shape.inertia, shape.inertiaInverse, before.angularVelocity,
-                         p.h, holds ? &b.heldEnergy : nullptr);
+    keepRotationEnergy(b.rotation, before.rotation, L, shape.inertia, shape.inertiaInverse, before.angularVelocity,
+                       p.h, holds ? &b.heldEnergy : nullptr, free);
     if (!holds) b.heldEnergy = 0.0f;
     const V3 xToNew = s.my / shape.mass;  // new centre relative to the old
     b.velocity = s.p / shape.mass;
