@@ -287,7 +287,7 @@ SMASH_HD bool energyTurn(const glm::dvec3& u, const glm::dvec3& v, const glm::dm
   return true;
 }
 
-/// Keeps a free rotation on its invariants: turns `rotation` (about an axis of the body) so that
+/// Keeps a rotation's turn on its invariants: turns `rotation` (about an axis of the body) so that
 /// the body-frame angular momentum Rᵀ L has the energy E = ½ Lᵀ I(R)⁻¹ L of `energyRotation` (the
 /// pose at the step's start) — |L| is kept by any rotation. A torque-free body's energy and |L|
 /// are then conserved to rounding whatever the step (the explicit midpoint alone gained 31% of a
@@ -393,8 +393,10 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
 /// box); the correction carries that rounding only on the small change.
 ///
 /// The rotation keeps the energy L has at the step's start pose (keepRotationEnergy), in or out of
-/// contact: the step's impulses and torques act on ω before this update, and between them the turn
-/// is torque-free. (Kept for free bodies only, a thin rod spinning at 0.8 rad per step within a
+/// contact: the step's impulses and torques act on ω before or after this update, never during it,
+/// so the turn itself is torque-free. (With collide_after, the default, the collider impulses come
+/// after it and turn the pose again by h Δω — contact_solver.h moveWithVelocityChange — a turn not
+/// corrected here.) (Kept for free bodies only, a thin rod spinning at 0.8 rad per step within a
 /// plane's reach gained 20 times its energy in three steps without touching it: the explicit
 /// midpoint alone is unstable for moments that differ by 100s.) `free`: no collider within the
 /// body's reach this step — only then is the energy held from step to step (`held` as there).

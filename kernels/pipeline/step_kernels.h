@@ -2621,7 +2621,7 @@ struct MatchBodies {
     M3 A = s.myr + turnCorrection(turn, b.rotation, shape.aqq, p.h);
     if (p.seedsRotation) A = A * shape.aqqInverse;
     b.rotation = optimalRotation(A, b.rotation);
-    // The free rotation's invariants (math/rotation.h): energy at the step's start, given L. A
+    // The rotation's invariants (math/rotation.h): energy at the step's start, given L. A
     // body no collider can reach has no torque this step, and its particles carry the rigid
     // field of its pose (projection), so their L is the body's own, damped as their velocities
     // are: taken from the body, not summed from the particles, whose float rounding along a
