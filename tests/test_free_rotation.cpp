@@ -161,6 +161,18 @@ double spinEnergy(const glm::dmat3& I, const BodyPose& p) {
   return 0.5 * glm::dot(wb, I * wb);
 }
 
+/// The ground plane y = 0, normal +y.
+Collider<double> groundPlane() {
+  Collider<double> ground;
+  ground.type = ColliderType::Plane;
+  ground.point = dvec3(0.0);
+  ground.normal = dvec3(0.0, 1.0, 0.0);
+  return ground;
+}
+
+/// A shape's bounding radius as the backends store it (rounded up), which their reach uses.
+double storedRadius(const Shape& shape) { return shape.boundingRadius * (1 + 1e-6) + 1e-6; }
+
 }  // namespace
 
 TEST_CASE("torque-free rotation follows Euler's equations", "[physics][rotation]") {
@@ -381,17 +393,13 @@ TEST_CASE("float: a body free again after a contact keeps the energy it left wit
       s.materials[0] = Material{"default", 0.5, 0.5};
       s.bodies[0].position = dvec3(0.0, 12.0, 0.0);  // free at first: 30 steps or more
       s.bodies[0].velocity = dvec3(0.5, -4.0, 0.0);
-      Collider<double> ground;
-      ground.type = ColliderType::Plane;
-      ground.point = dvec3(0.0);
-      ground.normal = dvec3(0.0, 1.0, 0.0);
-      s.colliders.push_back(ground);
+      s.colliders.push_back(groundPlane());
       auto omp = World::create(Backend::Omp, s);
       const glm::dmat3 I = boxCorners123().inertia;
       auto energy = [&](const BodyPose& p) { return spinEnergy(I, p); };
       // awayFromColliders at the step's start: the plane beyond the bounding radius (as the
       // backends store it), the contact margin and the step's travel h (|v| + |ω| r).
-      const double radius = boxCorners123().boundingRadius * (1 + 1e-6) + 1e-6, margin = s.contactMargin();
+      const double radius = storedRadius(boxCorners123()), margin = s.contactMargin();
       auto clearance = [&](const BodyPose& p) {
         return p.centre.y - (radius + margin + h * (glm::length(dvec3(p.velocity)) +
                                                     glm::length(dvec3(p.angularVelocity)) * radius));
@@ -532,7 +540,7 @@ NearPlane nearPlane(Random& rng, int trial, bool touch, double e, double mu) {
   NearPlane n;
   n.scene = spinScene(t.shape, t.omega(), t.h, t.method);
   n.scene.materials[0] = Material{"default", e, mu};
-  const double r = t.shape.boundingRadius * (1 + 1e-6) + 1e-6;  // as the backends store it
+  const double r = storedRadius(t.shape);
   n.scene.solver.contactMargin = 0.5 * r;
   const dvec3 v = touch ? dvec3(0.3, -1.0, 0.0) : dvec3(0.5, 0.0, 0.0);
   const double chord = t.h * (glm::length(v) + glm::length(t.omega()) * r);
@@ -541,11 +549,7 @@ NearPlane nearPlane(Random& rng, int trial, bool touch, double e, double mu) {
   n.gap = touch ? 0.5 : chord + rng.uniform(0.05, 0.5) * n.scene.solver.contactMargin;
   n.scene.bodies[0].position = dvec3(0.0, r + n.gap, 0.0);
   n.scene.bodies[0].velocity = v;
-  Collider<double> ground;
-  ground.type = ColliderType::Plane;
-  ground.point = dvec3(0.0);
-  ground.normal = dvec3(0.0, 1.0, 0.0);
-  n.scene.colliders.push_back(ground);
+  n.scene.colliders.push_back(groundPlane());
   n.mass = t.shape.totalMass;
   n.inertia = t.shape.inertia;
   return n;
