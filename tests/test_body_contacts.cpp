@@ -831,10 +831,13 @@ TEST_CASE("bodies: a 100-body pile settles without interpenetration", "[bodies][
   auto world = World::create(Backend::Omp, scene);
   BodyPenetration worst;
   const int steps = scene.frames * scene.substeps;
-  std::int64_t mostTouching = 0;  // the pile falls asleep (math/sleep.h): pairs of sleeping bodies are not tested
+  // The pile falls asleep (math/sleep.h) and pairs of sleeping bodies are not tested: the most
+  // touching pairs over the whole run (since the collider solve turns ω with its pose correction
+  // the pile is asleep before the last 2 s, which this counted until then).
+  std::int64_t mostTouching = 0;
   for (int n = 0; n < steps; ++n) {
     world->step();
-    if (n >= steps / 2) mostTouching = std::max(mostTouching, world->touchingPairs());
+    mostTouching = std::max(mostTouching, world->touchingPairs());
     // The last second, once the bodies have landed.
     if (n >= steps - 120) {
       const BodyPenetration p = deepestBodyPenetration(scene, *world);
@@ -846,7 +849,7 @@ TEST_CASE("bodies: a 100-body pile settles without interpenetration", "[bodies][
   double mass = 0;
   for (const Body& b : scene.bodies) mass += scene.shapes[b.shape].totalMass;
   INFO("deepest " << worst.depth << " m (" << worst.relative << " of size), kinetic energy " << energy
-                  << " J for " << mass << " kg, touching pairs " << mostTouching << " (most in the last 2 s), asleep "
+                  << " J for " << mass << " kg, touching pairs " << mostTouching << " (most in one step), asleep "
                   << world->sleepingBodies());
   CHECK(o.finite);
   CHECK(worst.relative < 0.02);

@@ -123,10 +123,21 @@ struct Pinned {
 // omp, and at rest it lies 52 µm (shape matching) and 144 µm (impulse) from where it lay before.
 // The bunny grid's did not (the correction changed none of its steps), nor box_stack's
 // or ramp's poses.csv on omp; pile_100's and bowl's did (chaotic piles; all bodies asleep in both).
+// Issue 11: the collider solve's pose correction turns ω with the body (it left ω fixed in the
+// world), and its bounce restitutes the approach speed of the step's predicted ω with the step's
+// angular update undone (it took the start ω at the moved pose; colliderStartBodyOf and the
+// reference's resolveBodyContacts), and a held free-rotation energy skips errors below 2e-6 of it
+// as the near-collider one does: a spinning rod's collider contacts gained up to ×1,270 its
+// energy (tests/test_free_rotation.cpp). Every hash changed: the lab bunny spins against the
+// ground and the wall (its poses part at frame 2 with shape matching, 24 with impulses, on omp,
+// and at rest it lies 1.9 cm and 4.4 cm from where it lay before), the bunny grid's bunnies land
+// spinning (part at frame 47). box_stack's poses.csv on omp is byte for byte the build before's;
+// ramp's, pile_100's and bowl's part at frames 3, 11 and 29 and end asleep, as before (pile_100's
+// deepest body penetration 1.07 → 0.25 mm, asleep before its last 2 s).
 const Pinned kPinned[] = {
-    {"lab_bunny.json", Method::ShapeMatching, 300, 0x061fdcec536071dfull},
-    {"lab_bunny.json", Method::Impulse, 300, 0x82a387fe01e5ae4bull},
-    {"bunny_grid.json", Method::ShapeMatching, 200, 0x1a071907087fef24ull},
+    {"lab_bunny.json", Method::ShapeMatching, 300, 0x5e4160c028d40b1bull},
+    {"lab_bunny.json", Method::Impulse, 300, 0xf57ddfa9aecaa41cull},
+    {"bunny_grid.json", Method::ShapeMatching, 200, 0x32b5042fce99c070ull},
 };
 
 }  // namespace

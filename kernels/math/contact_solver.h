@@ -689,7 +689,10 @@ SMASH_HD void moveWithVelocityChange(Vec3<T>& centre, Mat3<T>& rotation, const V
 /// (solveAgainstStatic, `radius` the body's bounding radius) — or, not `warm`, a cold solve of
 /// `iterations` sweeps (a scene whose bodies touch: docs/solver.md, "Warm starts against the
 /// colliders") — and, when the contacts were found at the predicted pose (`moved`), the pose
-/// moved with the velocity change and placed by a bounce. `body` holds the velocities before the
+/// moved with the velocity change and placed by a bounce, ω turned with it (the body-frame spin is
+/// the solve's: left fixed in the world, a spinning rod's spin about its long axis ended across
+/// it, where the inertia is 245 times larger — docs/solver.md, "A spinning body's collider
+/// contacts"). `start` is the approach (colliderStartBodyOf). `body` holds the velocities before the
 /// solve on entry and after it on return; centre and rotation are the body's pose. The backends
 /// (solveColliderContacts) and the reference call this one function.
 ///
@@ -713,9 +716,11 @@ SMASH_HD void resolveAgainstStatic(Vec3<T>& centre, Mat3<T>& rotation, SolverBod
   }
   solveAgainstStatic(body, c, count, material.friction, iterations, warm, radius, lanes);
   if (!moved) return;
+  const Mat3<T> before = rotation;
   moveWithVelocityChange(centre, rotation, body.v - predicted.v, body.w - predicted.w, h);
   Vec3<T> normal(T(0));
   centre += bounceTranslation(start, wall, predicted, wall, body, wall, c, count, material, h, normal, lanes) * normal;
+  body.w = rotation * (glm::transpose(before) * body.w);
 }
 
 /// Shock propagation (Guendelman, Bridson & Fedkiw, "Nonconvex rigid bodies with stacking", 2003;

@@ -640,6 +640,18 @@ SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, 
 SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
   return withStartVelocities(solverBodyOf(p, b, 1), start);
 }
+/// The collider solve's start body (resolveAgainstStatic): the step's start linear velocity, and
+/// the angular velocity `b` has with this step's angular update undone (ω / angular damping) —
+/// the start ω itself is not the approach spin at the moved pose of a body whose ω turns within
+/// the step (ω = I(R)⁻¹ L): a spinning rod's bounce restituted 19 m/s where it approached at
+/// 0.5 (experiments/hostile-2026-11-28b). The predicted minus the start normal speed is then the
+/// step's velocity update alone, as closingOf takes it.
+SMASH_HD SolverBody<float> colliderStartBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
+  SolverBody<float> s = solverBodyOf(p, b, 1);
+  s.v = start.velocity;
+  s.w = p.angularDamping > 0.0f ? b.angularVelocity / p.angularDamping : start.angularVelocity;  // (0: no spin left)
+  return s;
+}
 
 /// solverBodyOf for body `b` in a touching pair, from PrepareBodies to ShockVelocities: its world
 /// inverse inertia as PrepareBodies stored it (p.invInertia), not recomputed (R I⁻¹ Rᵀ, two 3×3
@@ -681,7 +693,7 @@ template <bool Warm, class Lanes = SerialLanes>
 SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved, const Lanes& lanes = Lanes{}) {
   SolverBody<float> body = solverBodyOf(p, b, 1);
-  resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b), c, count,
+  resolveAgainstStatic(b.centre, b.rotation, body, colliderStartBodyOf(p, start, b), c, count,
                        Warm ? p.previousContacts + static_cast<long long>(bodyIndex) * p.contactCapacity : nullptr,
                        Warm ? p.previousColliderCount[bodyIndex] : 0, Warm, bodyMaterial(p, b), p.h,
                        p.contactIterations, p.shapes[b.shape].radius, moved, lanes);

@@ -356,7 +356,8 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       BodyState& body = bodies_[b];
       SolverBody<double> self = solverBody(b, 1), atStart = self;
       atStart.v = start.velocity;
-      atStart.w = start.angularVelocity;
+      // This step's angular update undone (the backends' colliderStartBodyOf).
+      atStart.w = scene_.angularDamping > 0 ? self.w / scene_.angularDamping : start.angularVelocity;
       // Warm-started and until settled where bodies do not touch; cold otherwise (the backends'
       // solveColliderContacts).
       const bool warm = !scene_.bodyContactsActive();
