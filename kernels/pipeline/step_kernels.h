@@ -625,11 +625,20 @@ SMASH_HD SolverBody<float> solverBodyWith(const StepParams& p, const BodyData& b
   s.invInertia = float(split) * worldInvInertia();
   return s;
 }
-/// `s` with the velocities of `start` (the body at the step's start): the approach speeds
-/// restitution is taken from.
-SMASH_HD SolverBody<float> withStartVelocities(SolverBody<float> s, const BodyData& start) {
+/// `s` with the approach velocities restitution is taken from: the step's start linear velocity,
+/// and the start's angular momentum at the predicted pose (`predicted`; ω = I(R)⁻¹ L, as the
+/// torque-free turn carries it, without this step's damping and the particle impulses shape
+/// matching's L holds). The start ω itself is not the approach spin at the predicted pose of a
+/// body whose ω turns within the step: a spinning rod's bounce restituted 19 m/s where it
+/// approached at 0.5 (experiments/hostile-2026-11-28b). The predicted minus the approach normal
+/// speed is then the step's velocity update, as closingOf takes it. Collider and pair contacts alike.
+SMASH_HD SolverBody<float> withApproachVelocities(const StepParams& p, SolverBody<float> s, const BodyData& start,
+                                                  const BodyData& predicted) {
+  const ShapeData& shape = p.shapes[predicted.shape];
   s.v = start.velocity;
-  s.w = start.angularVelocity;
+  s.w = omegaOfMomentum(predicted.rotation, predicted.angularVelocity,
+                        momentumAt(start.rotation, start.angularVelocity, shape.inertia), shape.inertia,
+                        shape.inertiaInverse);
   return s;
 }
 
@@ -637,20 +646,11 @@ SMASH_HD SolverBody<float> withStartVelocities(SolverBody<float> s, const BodyDa
 SMASH_HD SolverBody<float> solverBodyOf(const StepParams& p, const BodyData& b, int split) {
   return solverBodyWith(p, b, split, [&] { return worldInverseInertia(p, b); });
 }
-SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
-  return withStartVelocities(solverBodyOf(p, b, 1), start);
-}
-/// The collider solve's start body (resolveAgainstStatic): the step's start linear velocity, and
-/// the angular velocity `b` has with this step's angular update undone (ω / angular damping) —
-/// the start ω itself is not the approach spin at the moved pose of a body whose ω turns within
-/// the step (ω = I(R)⁻¹ L): a spinning rod's bounce restituted 19 m/s where it approached at
-/// 0.5 (experiments/hostile-2026-11-28b). The predicted minus the start normal speed is then the
-/// step's velocity update alone, as closingOf takes it.
-SMASH_HD SolverBody<float> colliderStartBodyOf(const StepParams& p, const BodyData& start, const BodyData& b) {
-  SolverBody<float> s = solverBodyOf(p, b, 1);
-  s.v = start.velocity;
-  s.w = p.angularDamping > 0.0f ? b.angularVelocity / p.angularDamping : start.angularVelocity;  // (0: no spin left)
-  return s;
+/// The approach body (withApproachVelocities) of `b` at its predicted pose `predicted`, for
+/// the collider solve (resolveAgainstStatic) and a pair body's collider bounce.
+SMASH_HD SolverBody<float> startBodyOf(const StepParams& p, const BodyData& start, const BodyData& b,
+                                       const BodyData& predicted) {
+  return withApproachVelocities(p, solverBodyOf(p, b, 1), start, predicted);
 }
 
 /// solverBodyOf for body `b` in a touching pair, from PrepareBodies to ShockVelocities: its world
@@ -660,8 +660,9 @@ SMASH_HD SolverBody<float> colliderStartBodyOf(const StepParams& p, const BodyDa
 SMASH_HD SolverBody<float> pairSolverBody(const StepParams& p, int b, const BodyData& body, int split) {
   return solverBodyWith(p, body, split, [&] { return p.invInertia[b]; });
 }
+/// The approach body of `b` in a pair (withApproachVelocities), `body` at its predicted pose.
 SMASH_HD SolverBody<float> pairStartBody(const StepParams& p, int b, const BodyData& start, const BodyData& body) {
-  return withStartVelocities(pairSolverBody(p, b, body, 1), start);
+  return withApproachVelocities(p, pairSolverBody(p, b, body, 1), start, body);
 }
 /// The mass split in the contact rounds of a body in `split` pairs and colliders: all of it
 /// (Jacobi rounds, mass splitting), or none (Gauss–Seidel rounds, true masses).
@@ -693,7 +694,7 @@ template <bool Warm, class Lanes = SerialLanes>
 SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const BodyData& start, BodyData& b,
                                     ContactSlot* c, int count, bool moved, const Lanes& lanes = Lanes{}) {
   SolverBody<float> body = solverBodyOf(p, b, 1);
-  resolveAgainstStatic(b.centre, b.rotation, body, colliderStartBodyOf(p, start, b), c, count,
+  resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b, b), c, count,
                        Warm ? p.previousContacts + static_cast<long long>(bodyIndex) * p.contactCapacity : nullptr,
                        Warm ? p.previousColliderCount[bodyIndex] : 0, Warm, bodyMaterial(p, b), p.h,
                        p.contactIterations, p.shapes[b.shape].radius, moved, lanes);
@@ -831,8 +832,8 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
   }
 }
 
-/// Body-level contact against the colliders: `start` is the body at the step's start (the
-/// approach speeds for restitution), `b` at its predicted pose. `Warm`: solveColliderContacts'
+/// Body-level contact against the colliders: `start` is the body at the step's start (its
+/// approach velocities for restitution: withApproachVelocities), `b` at its predicted pose. `Warm`: solveColliderContacts'
 /// (true in the per-body step of a scene whose bodies do not touch, false for a lone body of a
 /// pile, PrepareBodies).
 template <bool Warm>
@@ -2377,17 +2378,20 @@ SMASH_HD void finishPairBody(const StepParams& p, int b) {
   if (p.split[b] == 0) return;
   BodyData body = p.bodies[b];
   const BodyData& predicted = p.bodiesPredicted[b];
+  const float spin = twiceSpinEnergy(body.rotation, body.angularVelocity, p.shapes[body.shape].inertia);
   moveWithVelocityChange(body.centre, body.rotation, body.velocity - predicted.velocity,
                          body.angularVelocity - predicted.angularVelocity, p.h);
   if (p.colliderContactCount[b] > 0) {  // a bounce on a collider places the body (contact_solver.h)
     const SolverBody<float> wall;
     V3 normal(0.0f);
-    const float bounce = bounceTranslation(startBodyOf(p, p.bodiesStart[b], body), wall,
+    const float bounce = bounceTranslation(startBodyOf(p, p.bodiesStart[b], body, predicted), wall,
                                            solverBodyOf(p, predicted, 1), wall, solverBodyOf(p, body, 1), wall,
                                            p.contacts + static_cast<long long>(b) * p.contactCapacity,
                                            p.colliderContactCount[b], bodyMaterial(p, body), p.h, normal);
     body.centre += bounce * normal;
   }
+  // The turn adds no energy (math/contact_solver.h capTurnEnergy; a lone body's ω turns with it).
+  body.angularVelocity = capTurnEnergy(spin, body.rotation, body.angularVelocity, p.shapes[body.shape].inertia);
   V3 move(0.0f);
   for (int k = p.incidenceStart[b]; k < p.incidenceStart[b + 1]; ++k) {
     const int q = p.incidencePair[k];

@@ -223,7 +223,7 @@ void ReferenceWorld::stepShapeMatching(std::size_t b, double h, bool contactsNow
   const SolverSettings& solver = scene_.solver;
   const ContactMaterial<double> material = contactMaterial(b);
   BodyState& body = bodies_[b];
-  const BodyState start = body;  // the approach speeds restitution is taken from
+  const BodyState start = body;  // the step's start (the approach velocities: solverBodyApproach)
 
   // 1. Integrate: v_i ← α (v_i + h (g + f_i/m_i)); f_i are penalty contact forces, if chosen.
   for (std::size_t i = 0; i < n; ++i) {
@@ -354,10 +354,8 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
     reduceToManifold(b, contacts);
     if (!contacts.empty()) {
       BodyState& body = bodies_[b];
-      SolverBody<double> self = solverBody(b, 1), atStart = self;
-      atStart.v = start.velocity;
-      // This step's angular update undone (the backends' colliderStartBodyOf).
-      atStart.w = scene_.angularDamping > 0 ? self.w / scene_.angularDamping : start.angularVelocity;
+      SolverBody<double> self = solverBody(b, 1);
+      const SolverBody<double> atStart = solverBodyApproach(b, start, body);
       // Warm-started and until settled where bodies do not touch; cold otherwise (the backends'
       // solveColliderContacts).
       const bool warm = !scene_.bodyContactsActive();
@@ -587,6 +585,19 @@ SolverBody<double> ReferenceWorld::solverBodyMoving(std::size_t b, const BodySta
   return s;
 }
 
+SolverBody<double> ReferenceWorld::solverBodyApproach(std::size_t b, const BodyState& start,
+                                                      const BodyState& predicted) const {
+  SolverBody<double> s = solverBody(b, 1);
+  s.v = start.velocity;
+  // The start's angular momentum at the predicted pose: the spin the body approaches with, without
+  // this step's damping and impulses (the backends' withApproachVelocities).
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  s.w = omegaOfMomentum(predicted.rotation, predicted.angularVelocity,
+                        momentumAt(start.rotation, start.angularVelocity, shape.inertia), shape.inertia,
+                        shape.inertiaInverse);
+  return s;
+}
+
 // Narrow phase (PairContactsOf, or the wide NarrowChunkRanks + PairManifold): the contact points
 // of each candidate pair; the pairs that touch are kept.
 void ReferenceWorld::narrowPhase(ContactSolve& s, const std::vector<std::pair<std::size_t, std::size_t>>& candidates,
@@ -663,7 +674,7 @@ void ReferenceWorld::prepareBodies(ContactSolve& s, const std::vector<BodyState>
 
 // PreparePairs, the second half of PrepareBodies (the collider contacts of a body in a pair) and
 // the warm start (SweepCollidersAndApply, warm start): targets from the velocities before the
-// solve, restitution from those at the step's start; last step's impulses of the same contacts
+// solve, restitution from the approach velocities (solverBodyApproach); last step's impulses of the same contacts
 // applied; each contact's response for the rounds' masses (prepareResponses: split for Jacobi
 // rounds, whole when they begin with Gauss–Seidel).
 void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>& start) {
@@ -678,13 +689,15 @@ void ReferenceWorld::preparePairs(ContactSolve& s, const std::vector<BodyState>&
     const Material& mb = materialOf(pair.b);
     s.pairMaterial[p] = mixMaterials(ma.restitution, ma.friction, mb.restitution, mb.friction,
                                      scene_.solver.restitutionThreshold);
-    contactTargets(solverBodyMoving(pair.a, start[pair.a]), solverBodyMoving(pair.b, start[pair.b]),
+    contactTargets(solverBodyApproach(pair.a, start[pair.a], bodies_[pair.a]),
+                   solverBodyApproach(pair.b, start[pair.b], bodies_[pair.b]),
                    solverBody(pair.a, 1), solverBody(pair.b, 1), pair.contacts.data(),
                    static_cast<int>(pair.contacts.size()), s.pairMaterial[p], h, true);
   }
   for (std::size_t b = 0; b < n; ++b)
     if (!s.colliderContacts[b].empty())
-      contactTargets(solverBodyMoving(b, start[b]), fixed, solverBody(b, 1), fixed, s.colliderContacts[b].data(),
+      contactTargets(solverBodyApproach(b, start[b], bodies_[b]), fixed, solverBody(b, 1), fixed,
+                     s.colliderContacts[b].data(),
                      static_cast<int>(s.colliderContacts[b].size()), contactMaterial(b), h, true);
 
   s.predicted = bodies_;
@@ -896,16 +909,22 @@ void ReferenceWorld::finishPairBodies(const ContactSolve& s, const std::vector<B
   const SolverBody<double> fixed;  // a static collider
   for (std::size_t b = 0; b < n; ++b) {
     if (s.pairsOf[b].empty()) continue;
+    const double spin = twiceSpinEnergy(bodies_[b].rotation, bodies_[b].angularVelocity,
+                                        scene_.shapes[scene_.bodies[b].shape].inertia);
     moveWithVelocityChange(bodies_[b].centre, bodies_[b].rotation, bodies_[b].velocity - s.predicted[b].velocity,
                            bodies_[b].angularVelocity - s.predicted[b].angularVelocity, h);
     if (!s.colliderContacts[b].empty()) {  // a bounce on a collider places the body (contact_solver.h)
       glm::dvec3 normal(0.0);
-      const double bounce = bounceTranslation(solverBodyMoving(b, start[b]), fixed, solverBodyMoving(b, s.predicted[b]),
+      const double bounce = bounceTranslation(solverBodyApproach(b, start[b], s.predicted[b]), fixed,
+                                              solverBodyMoving(b, s.predicted[b]),
                                               fixed, solverBody(b, 1), fixed, s.colliderContacts[b].data(),
                                               static_cast<int>(s.colliderContacts[b].size()), contactMaterial(b), h,
                                               normal);
       bodies_[b].centre += bounce * normal;
     }
+    // The turn adds no energy (math/contact_solver.h capTurnEnergy; the backends' finishPairBody).
+    bodies_[b].angularVelocity = capTurnEnergy(spin, bodies_[b].rotation, bodies_[b].angularVelocity,
+                                               scene_.shapes[scene_.bodies[b].shape].inertia);
   }
   std::vector<glm::dvec3> move(n, glm::dvec3(0.0));
   for (std::size_t p = 0; p < s.pairs.size(); ++p) {

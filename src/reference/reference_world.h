@@ -174,8 +174,12 @@ class ReferenceWorld final : public World {
   void shockVelocities(ContactSolve& s);
   void finishPairBodies(const ContactSolve& s, const std::vector<BodyState>& start);
   void shockPositions(const ContactSolve& s);
-  /// solverBody(b, 1) with the velocities of `with` (the step's start, or before the solve).
+  /// solverBody(b, 1) with the velocities of `with` (the state before the solve).
   SolverBody<double> solverBodyMoving(std::size_t b, const BodyState& with) const;
+  /// solverBody(b, 1) with the approach velocities restitution is taken from: `start`'s linear
+  /// velocity and `predicted`'s angular velocity with the step's angular update undone (the
+  /// backends' withApproachVelocities).
+  SolverBody<double> solverBodyApproach(std::size_t b, const BodyState& start, const BodyState& predicted) const;
   void gatherPairContacts(Pair& pair, const std::vector<BodyState>& start);
   SolverBody<double> solverBody(std::size_t b, int split) const;
   double speculative(std::size_t b) const;
