@@ -345,8 +345,8 @@ SMASH_HD T firstImpact(const SolverBody<T>& aStart, const SolverBody<T>& bStart,
 
 /// Targets of `count` contacts, and their impulses cleared. `a` and `b` are the bodies'
 /// velocities before the solve, `aStart` and `bStart` their approach velocities, before this
-/// step's velocity update (gravity, damping): the start's v and the predicted ω with the step's
-/// damping undone (step_kernels.h withApproachVelocities). `moved`: the contacts were found at the
+/// step's velocity update (gravity, damping): the start's v and the start's angular momentum at
+/// the predicted pose (step_kernels.h withApproachVelocities). `moved`: the contacts were found at the
 /// predicted pose, which has already moved by h·v, so φ is the gap after that move and the gap at
 /// the step's start is φ − h·v_n (the solver then moves the pose with the velocity change,
 /// moveWithVelocityChange).
@@ -710,7 +710,8 @@ SMASH_HD void limitStaticWork(SolverBody<T>& body, const SolverBody<T>& predicte
   const T a = m * glm::dot(predicted.v, dv) + glm::dot(dw, Ip);
   const T b = T(0.5) * (m * glm::dot(dv, dv) + glm::dot(dw, Idw));
   const T speed = glm::length(approach.v) + T(2) * glm::length(predicted.v - approach.v);
-  // (≥ 0 but for rounding: |v_p| ≤ speed, and the damping only shrinks ω.)
+  // (At least 0: the linear part is but for rounding, |v_p| ≤ speed; the spin's part can be below
+  // it where shape matching's predicted L holds the particle impulses of physics.md §2.2.)
   const T allow = glm::max(T(0.5) * m * (speed * speed - glm::dot(predicted.v, predicted.v)) +
                                T(0.5) * (glm::dot(approach.w, inertia * approach.w) - glm::dot(predicted.w, Ip)),
                            T(0));
@@ -721,6 +722,12 @@ SMASH_HD void limitStaticWork(SolverBody<T>& body, const SolverBody<T>& predicte
   body.w = predicted.w + s * dw;
 }
 
+/// Twice the rotational energy of world ω `w` at pose `r` (`inertia` in the body frame).
+template <class T>
+SMASH_HD T twiceSpinEnergy(const Mat3<T>& r, const Vec3<T>& w, const Mat3<T>& inertia) {
+  const Vec3<T> wb = glm::transpose(r) * w;
+  return glm::dot(wb, inertia * wb);
+}
 /// ω after a pose correction turned the body from `before` to `after` (a pair body's
 /// FinishPairBodies, the reference's finishPairBodies): the world ω the solve left, scaled down
 /// where at the turned pose it has more energy than at `before` (`inertia` in the body frame).
@@ -729,12 +736,6 @@ SMASH_HD void limitStaticWork(SolverBody<T>& body, const SolverBody<T>& predicte
 /// the pose, as a lone body's ω is (resolveAgainstStatic), the ten bunnies of bunny_grid did not
 /// come to rest on the reference (one bunny in contact on the sphere collider spun up from 340 J
 /// to 5.6 kJ over 100 steps): capped, both hold.
-/// Twice the rotational energy of world ω `w` at pose `r` (`inertia` in the body frame).
-template <class T>
-SMASH_HD T twiceSpinEnergy(const Mat3<T>& r, const Vec3<T>& w, const Mat3<T>& inertia) {
-  const Vec3<T> wb = glm::transpose(r) * w;
-  return glm::dot(wb, inertia * wb);
-}
 /// `e0`: twiceSpinEnergy at `before`, taken before the correction (only it stays live across).
 template <class T>
 SMASH_HD Vec3<T> capTurnEnergy(T e0, const Mat3<T>& after, const Vec3<T>& w, const Mat3<T>& inertia) {
@@ -743,7 +744,8 @@ SMASH_HD Vec3<T> capTurnEnergy(T e0, const Mat3<T>& after, const Vec3<T>& w, con
 }
 
 /// A body alone against static colliders, the whole of it: targets (`start`: the body's approach
-/// velocities, step_kernels.h withApproachVelocities), the solve's work limited (limitStaticWork), and (`warm`) the warm start from `previous` (the body's collider contacts
+/// velocities, step_kernels.h withApproachVelocities), the solve's work limited (limitStaticWork),
+/// and (`warm`) the warm start from `previous` (the body's collider contacts
 /// of the last step, `previousCount` of them) and sweeps until the velocities settle
 /// (solveAgainstStatic, `radius` the body's bounding radius) — or, not `warm`, a cold solve of
 /// `iterations` sweeps (a scene whose bodies touch: docs/solver.md, "Warm starts against the

@@ -177,8 +177,7 @@ class ReferenceWorld final : public World {
   /// solverBody(b, 1) with the velocities of `with` (the state before the solve).
   SolverBody<double> solverBodyMoving(std::size_t b, const BodyState& with) const;
   /// solverBody(b, 1) with the approach velocities restitution is taken from: `start`'s linear
-  /// velocity and `predicted`'s angular velocity with the step's angular update undone (the
-  /// backends' withApproachVelocities).
+  /// velocity and its angular momentum at `predicted`'s pose (the backends' withApproachVelocities).
   SolverBody<double> solverBodyApproach(std::size_t b, const BodyState& start, const BodyState& predicted) const;
   void gatherPairContacts(Pair& pair, const std::vector<BodyState>& start);
   SolverBody<double> solverBody(std::size_t b, int split) const;
