@@ -86,7 +86,10 @@ inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, do
     s.bytes += b;
     s.seconds += t;
     s.graphSeconds += tg;
-    s.serial = s.serial || serialKernel(r.kernel) || r.serialSteps > 0;
+    // Marked where a loop, not the bytes, sets the kernel's price (a warp's short chain over a
+    // chunk, a few steps beside its traffic, is not).
+    const bool loopPriced = serialKernel(r.kernel) || r.serialSteps / steps * gpu.serialStepSeconds > b / gpu.bandwidth;
+    s.serial = s.serial || loopPriced;
     launches += l;
     bytes += b;
     kernels.push_back({{"stage", r.stage},
@@ -96,7 +99,7 @@ inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, do
                        {"bytes_per_step", b},
                        {"serial_steps_per_step", r.serialSteps / steps},
                        {"model_us_per_step", t * 1e6},
-                       {"serial_loops", serialKernel(r.kernel) || r.serialSteps > 0}});
+                       {"serial_loops", loopPriced}});
   }
   const double waits = static_cast<double>(census.hostReads) / steps;
   double total = waits * gpu.hostReadSeconds, totalGraph = total;

@@ -87,6 +87,54 @@ struct InOrderLanes {
   /// Where contact k's search of last step's list starts, `cursor` being where the search of the
   /// contact before it (in this lane) left off: the lanes in order carry the cursor.
   SMASH_HD int searchStart(int /*k*/, int cursor, int /*previousCount*/) const { return cursor; }
+  /// total[j] += row_k[j] for k = 0, 1, …, n − 1 in that order, each column j < N a chain of its
+  /// own; row(k, out) writes row k (N floats) by some lane; `total` is on every lane before and
+  /// after. The bits are those of the plain loop (the same adds in the same order), whatever the
+  /// lanes. Counted: a tile of kWarp rows 2 steps (the rows, then the columns' chains), 1 more for
+  /// the result on every lane.
+  template <int N, class Row>
+  SMASH_HD void sumRowsInOrder(int n, const Row& row, float (&total)[N]) const {
+    count_(2 * ((n + kWarp - 1) / kWarp) + 1);
+    for (int k = 0; k < n; ++k) {
+      float r[N];
+      row(k, r);
+      for (int j = 0; j < N; ++j) total[j] += r[j];
+    }
+  }
+  /// For every k < n in order: test(k, payload) by some lane; where it is true, write(k, rank,
+  /// payload) with rank the number of trues before k (a stream compaction, the plain loop's
+  /// `if (test) write(slot++)`). Returns the number of trues, on every lane. Counted: a pass over
+  /// the n elements (⌈n/kWarp⌉ steps; a warp's rank is a ballot).
+  template <class P, class Test, class Write>
+  SMASH_HD int compactInOrder(int n, const Test& test, const Write& write) const {
+    count_((n + kWarp - 1) / kWarp);
+    int rank = 0;
+    for (int k = 0; k < n; ++k) {
+      P payload{};
+      if (test(k, payload)) write(k, rank++, payload);
+    }
+    return rank;
+  }
+  /// The first k < n whose value(k, payload) is larger than `best` and than every value before it
+  /// (the plain loop's `if (v > best) best = v`), with its value in `best` and its payload in
+  /// `payload`, on every lane; −1 (both left as they were) when none is. value(k, payload) returns
+  /// the value and writes the payload (a float, an int or a 3-vector) by some lane. Counted: a
+  /// pass over the n elements (⌈n/kWarp⌉ steps) and one reduction.
+  template <class P, class Value>
+  SMASH_HD int firstLargestOf(int n, float& best, P& payload, const Value& value) const {
+    count_((n + kWarp - 1) / kWarp + kReduceSteps);
+    int winner = -1;
+    for (int k = 0; k < n; ++k) {
+      P mine = payload;
+      const float v = value(k, mine);
+      if (v > best) {
+        best = v;
+        payload = mine;
+        winner = k;
+      }
+    }
+    return winner;
+  }
 
  private:
   SMASH_HD void count_(int n) const {
@@ -154,6 +202,69 @@ struct WarpLanes {
       }
     }
     return any ? index : -1;
+  }
+  /// The rows of a tile of 32 staged in shared memory (a warp's own block of it, rows padded to
+  /// N + 1 floats so that neither the row stores nor the column loads conflict); lane j < N then
+  /// adds column j in row order — the plain loop's adds, one column to a lane.
+  template <int N, class Row>
+  __device__ void sumRowsInOrder(int n, const Row& row, float (&total)[N]) const {
+    static_assert(N <= kWidth, "a column to a lane");
+    constexpr int kWarpsPerBlock = 8;  // for_each_lanes_kernel's blocks: at most 256 threads
+    __shared__ float stage[kWarpsPerBlock][kWidth][N + 1];
+    float (*rows)[N + 1] = stage[(threadIdx.x / kWidth) % kWarpsPerBlock];
+    float column = 0.0f;
+    for (int j = 0; j < N; ++j)
+      if (lane == j) column = total[j];
+    for (int base = 0; base < n; base += kWidth) {
+      const int tile = n - base < kWidth ? n - base : kWidth;
+      if (lane < tile) {
+        float r[N];
+        row(base + lane, r);
+        for (int j = 0; j < N; ++j) rows[lane][j] = r[j];
+      }
+      __syncwarp(kAll);
+      if (lane < N)
+        for (int k = 0; k < tile; ++k) column += rows[k][lane];
+      __syncwarp(kAll);
+    }
+    for (int j = 0; j < N; ++j) total[j] = __shfl_sync(kAll, column, j);
+  }
+  template <class P, class Test, class Write>
+  __device__ int compactInOrder(int n, const Test& test, const Write& write) const {
+    int total = 0;
+    for (int base = 0; base < n; base += kWidth) {
+      const int k = base + lane;
+      P payload{};
+      const bool hit = k < n && test(k, payload);
+      const unsigned hits = __ballot_sync(kAll, hit);
+      if (hit) write(k, total + __popc(hits & ((1u << lane) - 1u)), payload);
+      total += __popc(hits);
+    }
+    return total;
+  }
+  /// Each lane keeps the first largest of its elements (lane, lane + 32, …, in order), then one
+  /// reduction takes the largest of the lanes' and the smallest index on ties: the first largest
+  /// of all, as the plain loop finds it; its payload comes from the lane that holds it.
+  template <class P, class Value>
+  __device__ int firstLargestOf(int n, float& best, P& payload, const Value& value) const {
+    float mineBest = best;
+    P mine = payload;
+    int index = -1;
+    for (int k = lane; k < n; k += kWidth) {
+      P candidate = payload;
+      const float v = value(k, candidate);
+      if (v > mineBest) {
+        mineBest = v;
+        mine = candidate;
+        index = k;
+      }
+    }
+    const int winner = firstLargest(index >= 0, mineBest, index);
+    if (winner >= 0) {
+      best = mineBest;
+      payload = shuffle(mine, winner % kWidth);
+    }
+    return winner;
   }
   /// Successive steps gather the contacts in the same order, so contact k's match is near k.
   __device__ int searchStart(int k, int /*cursor*/, int previousCount) const {

@@ -658,11 +658,11 @@ class DeviceWorld final : public World {
     if (shapeMatching) {
       // x and v read once (32 B), nothing written; the body-level sums as 72 B per chunk.
       stage(kIntegrate, [&] {
-        launch("IntegrateChunkSums", static_cast<int>(chunks), IntegrateChunkSums{p},
+        launchLanes("IntegrateChunkSums", static_cast<int>(chunks), IntegrateChunkSums{p},
                n * 32.0 + chunks * (8 + sizeof(MatchSums)) + nb * BD);
       });
       stage(kMatchSums, [&] {
-        launch("BodyMatchSums", nb, BodyMatchSums{p}, chunks * sizeof(MatchSums) + nb * (8.0 + sizeof(MatchSums)));
+        launchLanes("BodyMatchSums", nb, BodyMatchSums{p}, chunks * sizeof(MatchSums) + nb * (8.0 + sizeof(MatchSums)));
       });
       // With the contacts deferred to a wide phase, MatchBodies is O(1) per body; otherwise it
       // runs resolveBodyContacts' loops over the body's particles.
@@ -691,8 +691,7 @@ class DeviceWorld final : public World {
     const int nb = static_cast<int>(bodies_.size());
     const double kept = census_ ? censusSum(colliderCount_, nb) : 0;
     stage(kColliderContacts, [&] {
-      launch("KeepContacts", nb, KeepContacts{params()}, nb * 12.0 + kept * (sizeof(ContactSlot) + sizeof(KeptContact)),
-             census_ ? censusMax(colliderCount_, nb) : 0.0);
+      launchLanes("KeepContacts", nb, KeepContacts{params()}, nb * 12.0 + kept * (sizeof(ContactSlot) + sizeof(KeptContact)));
     });
   }
 
@@ -746,10 +745,10 @@ class DeviceWorld final : public World {
     const double BD = sizeof(BodyData), C = sizeof(ContactSlot), K = colliders;
     const StepParams p = params();
     launch("NearColliders", nb, NearColliders{p}, nb * (BD + 4 * K));
-    launch("ChunkContactCounts", chunks, ChunkContactCounts{p}, chunks * (8 + 8 * K) + nb * BD);
+    launchLanes("ChunkContactCounts", chunks, ChunkContactCounts{p}, chunks * (8 + 8 * K) + nb * BD);
     // The colliders a body may have swept into this step (step_kernels.h, "two kernels each"):
     // modelled as the decision only, which is all it does unless bodies move fast.
-    launch("SweptChunkContactCounts", chunks, SweptChunkContactCounts{p}, chunks * 8.0 + nb * 2 * BD);
+    launchLanes("SweptChunkContactCounts", chunks, SweptChunkContactCounts{p}, chunks * 8.0 + nb * 2 * BD);
     collective("scan (contact counts)", [&] {
       System::exclusiveScan(exec(), p.chunkContactCount, colliders * chunks + 1, p.chunkContactOffset);
     }, kScanLaunches, K * chunks + 1, (K * chunks + 1) * 8.0);
@@ -759,7 +758,7 @@ class DeviceWorld final : public World {
       g.contacts = censusRead(p.chunkContactOffset + colliders * chunks);
       g.most = std::min<double>(censusMaxBodyContacts(), scene_.solver.maxContactsPerBody);
     }
-    launch("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + g.contacts * C + nb * BD);
+    launchLanes("ChunkContactsScatter", chunks, ChunkContactsScatter{p}, chunks * (8 + 8 * K) + g.contacts * C + nb * BD);
     // The fallback gather is charged to the model only as the decision (as the swept counts).
     // With body contacts, the lone bodies' manifold only: charged as for every body.
     launch("ColliderManifold", nb, ColliderManifold{p}, nb * (BD + 28) + g.contacts * C, samplingLoops(g.most));
@@ -780,8 +779,8 @@ class DeviceWorld final : public World {
         const double gated = census_ ? censusCount(pushGate_) : 0;
         const double active = census_ ? nb - censusCount(pushDone_) : 0;  // armed and not done
         const double gatedChunks = nb ? gated * chunks / nb : 0;  // bodies of one shape size: exact
-        launch("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 16 + gated * BD);
-        launch("PushOutApply", nb, PushOutApply{p, k}, nb * 4.0 + active * (BD + 8) + gatedChunks * 16);
+        launchLanes("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 16 + gated * BD);
+        launchLanes("PushOutApply", nb, PushOutApply{p, k}, nb * 4.0 + active * (BD + 8) + gatedChunks * 16);
       }
   }
 
