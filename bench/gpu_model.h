@@ -12,7 +12,7 @@
 // iteration — an SDF sample or one contact's impulse update — at 0.8 µs, as measured on an H200
 // (bench/results/nvidia-h200: one resting bunny's SolveColliderContacts, 2.26 ms for about 2,900
 // dependent contact updates; the first price, 0.1 µs for ~200 dependent cycles, was 8 times too
-// cheap; the H100 has not run: it gets the H200's price, the two clock alike); the table marks those stages [serial loops] (kernels/gpu_budget.txt names them).
+// cheap; the H100 has not run: it gets the H200's price, the two clock alike); the table marks a stage [serial loops] where such a loop, not the bytes, sets a kernel's price.
 #pragma once
 
 #include <algorithm>

@@ -213,6 +213,7 @@ struct WarpLanes {
     __shared__ float stage[kWarpsPerBlock][kWidth][N + 1];
     float (*rows)[N + 1] = stage[(threadIdx.x / kWidth) % kWarpsPerBlock];
     float column = 0.0f;
+#pragma unroll
     for (int j = 0; j < N; ++j)
       if (lane == j) column = total[j];
     for (int base = 0; base < n; base += kWidth) {
@@ -220,6 +221,7 @@ struct WarpLanes {
       if (lane < tile) {
         float r[N];
         row(base + lane, r);
+#pragma unroll
         for (int j = 0; j < N; ++j) rows[lane][j] = r[j];
       }
       __syncwarp(kAll);
@@ -227,6 +229,7 @@ struct WarpLanes {
         for (int k = 0; k < tile; ++k) column += rows[k][lane];
       __syncwarp(kAll);
     }
+#pragma unroll
     for (int j = 0; j < N; ++j) total[j] = __shfl_sync(kAll, column, j);
   }
   template <class P, class Test, class Write>

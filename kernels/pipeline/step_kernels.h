@@ -310,9 +310,13 @@ SMASH_HD void accumulateMatch(MatchSums& sums, float m, const V3& r, const V3& x
 /// plain loop's.
 constexpr int kMatchFloats = 18;
 SMASH_HD void matchFloats(const MatchSums& s, float (&out)[kMatchFloats]) {
-  const V3 columns[6] = {s.my, s.myr[0], s.myr[1], s.myr[2], s.p, s.l};
-  for (int c = 0; c < 6; ++c)
-    for (int j = 0; j < 3; ++j) out[3 * c + j] = columns[c][j];
+  // Written out: an array of the six columns indexed in a loop took 72 B of a GPU thread's stack.
+  out[0] = s.my.x, out[1] = s.my.y, out[2] = s.my.z;
+  out[3] = s.myr[0].x, out[4] = s.myr[0].y, out[5] = s.myr[0].z;
+  out[6] = s.myr[1].x, out[7] = s.myr[1].y, out[8] = s.myr[1].z;
+  out[9] = s.myr[2].x, out[10] = s.myr[2].y, out[11] = s.myr[2].z;
+  out[12] = s.p.x, out[13] = s.p.y, out[14] = s.p.z;
+  out[15] = s.l.x, out[16] = s.l.y, out[17] = s.l.z;
 }
 SMASH_HD MatchSums matchOfFloats(const float (&f)[kMatchFloats]) {
   MatchSums s;
@@ -1146,25 +1150,23 @@ struct PushOutApply {
     // A body that is done (or not armed) stays so: its gate and moved flag are 0 already, and its
     // data is not read (most bodies, most passes).
     if (p.pushDone[bodyIndex]) return;
-    BodyData b = p.bodies[bodyIndex];
+    float depth = 0.0f;
+    V3 normal(0.0f);
     if (p.pushGate[bodyIndex]) {
       const int first = p.bodyFirstChunk[bodyIndex];
-      float depth = 0.0f;
-      V3 normal(0.0f);
       lanes.firstLargestOf(p.bodyFirstChunk[bodyIndex + 1] - first, depth, normal, [&](int k, V3& n) {
         const Float4 d = load4(p.chunkDeepest[first + k]);
         n = xyz(d);
         return d.w;
       });
-      if (depth > 0) {
-        b.centre += depth * normal;
-        if (lanes.leader()) {
-          p.bodies[bodyIndex] = b;
-          p.pushMoved[bodyIndex] = 1;
-        }
-      }
     }
     if (!lanes.leader()) return;
+    BodyData b = p.bodies[bodyIndex];
+    if (depth > 0) {
+      b.centre += depth * normal;
+      p.bodies[bodyIndex] = b;
+      p.pushMoved[bodyIndex] = 1;
+    }
     int next = collider + 1;
     if (next == p.colliderCount) {
       next = 0;
