@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "math/contact.h"
+#include "math/lanes.h"
 #include "math/rotation.h"
 #include "math/same_trig.h"
 #include "math/sdf.h"
@@ -116,6 +117,110 @@ float lcg(unsigned& state) {
   return float(state >> 8) / float(1u << 24) * 2.0f - 1.0f;
 }
 
+/// lanes.h's warp operations (WarpLanes: a warp a segment) against the lanes in order (the CPU
+/// systems'): sumRowsInOrder, firstLargestOf and compactInOrder must give the same bits. Rows
+/// whose values span 2^±12, so that another order of adds would round otherwise; values with
+/// ties, negatives and NaNs for the first largest; segments of 0 to 500 elements (a tile and
+/// past it).
+constexpr int kLaneColumns = 18;
+struct LanesResult {
+  float total[kLaneColumns];
+  float best;
+  int winner, count;
+  smash::Vec3<float> payload;
+};
+SMASH_HD unsigned laneHash(unsigned a, unsigned b, unsigned c) {
+  unsigned h = a * 2654435761u;
+  h ^= b + 0x9e3779b9u + (h << 6) + (h >> 2);
+  h ^= c * 40503u + 0x7f4a7c15u;
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  return h;
+}
+SMASH_HD float rowValue(int segment, int k, int j) {
+  const unsigned h = laneHash(unsigned(segment), unsigned(k), unsigned(j));
+  const float unit = float(h >> 9) / float(1u << 23) - 0.5f;  // [-0.5, 0.5)
+  return ldexpf(unit, int(h % 25u) - 12);
+}
+SMASH_HD float laneValue(int segment, int k) {
+  const unsigned h = laneHash(unsigned(segment), unsigned(k), 99u);
+  if (h % 29u == 0) return NAN;
+  return float(int(h % 9u) - 3) * 0.25f;  // ties: nine values in [-0.75, 1.25]
+}
+template <class Lanes>
+SMASH_HD void runLanes(const Lanes& lanes, int segment, int n, LanesResult& out, int* ranks) {
+  float total[kLaneColumns];
+  for (int j = 0; j < kLaneColumns; ++j) total[j] = j == 3 ? 1.0f : 0.0f;  // a running total to add to
+  lanes.sumRowsInOrder(n, [&](int k, float (&row)[kLaneColumns]) {
+    for (int j = 0; j < kLaneColumns; ++j) row[j] = rowValue(segment, k, j);
+  }, total);
+  float best = segment % 3 == 0 ? 0.0f : -1.0f;
+  smash::Vec3<float> payload(-1.0f);
+  const int winner = lanes.firstLargestOf(n, best, payload, [&](int k, smash::Vec3<float>& p) {
+    p = smash::Vec3<float>(float(k), float(segment), 0.5f);
+    return laneValue(segment, k);
+  });
+  const int count = lanes.template compactInOrder<int>(
+      n, [&](int k, int& v) { v = 7 * k; return laneValue(segment, k) > 0.1f; },
+      [&](int k, int rank, const int& v) { ranks[k] = rank * 100000 + v; });
+  if (!lanes.leader()) return;
+  for (int j = 0; j < kLaneColumns; ++j) out.total[j] = total[j];
+  out.best = best;
+  out.winner = winner;
+  out.count = count;
+  out.payload = payload;
+}
+__global__ void lanesKernel(const int* offsets, int segments, LanesResult* results, int* ranks) {
+  const int segment = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / smash::WarpLanes::kWidth);
+  if (segment >= segments) return;
+  const smash::WarpLanes lanes{static_cast<int>(threadIdx.x % smash::WarpLanes::kWidth)};
+  runLanes(lanes, segment, offsets[segment + 1] - offsets[segment], results[segment], ranks + offsets[segment]);
+}
+
+/// Returns the segments whose device result differs from the lanes in order.
+int checkLanes() {
+  const int lengths[] = {0, 1, 2, 17, 31, 32, 33, 63, 64, 65, 109, 200, 500};
+  std::vector<int> offsets{0};
+  for (int r = 0; r < 40; ++r)
+    for (int length : lengths) offsets.push_back(offsets.back() + length);
+  const int segments = static_cast<int>(offsets.size()) - 1, total = offsets.back();
+  int* dOffsets;
+  LanesResult* dResults;
+  int* dRanks;
+  CUDA_CHECK(cudaMalloc(&dOffsets, offsets.size() * sizeof(int)));
+  CUDA_CHECK(cudaMalloc(&dResults, segments * sizeof(LanesResult)));
+  CUDA_CHECK(cudaMalloc(&dRanks, total * sizeof(int)));
+  CUDA_CHECK(cudaMemcpy(dOffsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(dResults, 0, segments * sizeof(LanesResult)));
+  CUDA_CHECK(cudaMemset(dRanks, 0xff, total * sizeof(int)));
+  const int block = 256;  // 8 warps, as for_each_lanes_kernel's largest blocks
+  lanesKernel<<<(segments * 32 + block - 1) / block, block>>>(dOffsets, segments, dResults, dRanks);
+  CUDA_CHECK(cudaGetLastError());
+  std::vector<LanesResult> results(segments);
+  std::vector<int> ranks(total);
+  CUDA_CHECK(cudaMemcpy(results.data(), dResults, segments * sizeof(LanesResult), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(ranks.data(), dRanks, total * sizeof(int), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(dOffsets));
+  CUDA_CHECK(cudaFree(dResults));
+  CUDA_CHECK(cudaFree(dRanks));
+  int differ = 0;
+  for (int s = 0; s < segments; ++s) {
+    LanesResult host;
+    std::memset(&host, 0, sizeof(host));
+    std::vector<int> hostRanks(offsets[s + 1] - offsets[s], -1);
+    runLanes(smash::SerialLanes{}, s, offsets[s + 1] - offsets[s], host, hostRanks.data());
+    const bool same = std::memcmp(&host, &results[s], sizeof(host)) == 0 &&
+                      std::equal(hostRanks.begin(), hostRanks.end(), ranks.begin() + offsets[s]);
+    if (!same && differ++ < 5)
+      std::fprintf(stderr, "lanes segment %d (%d elements): the warp's result differs from the lanes in order "
+                   "(winner %d/%d, count %d/%d, best %g/%g)\n", s, offsets[s + 1] - offsets[s], results[s].winner,
+                   host.winner, results[s].count, host.count, results[s].best, host.best);
+  }
+  std::printf("lanes: %d segments, %d with a warp's result other than the lanes in order\n", segments, differ);
+  return differ;
+}
+
 }  // namespace
 
 int main() {
@@ -217,5 +322,6 @@ int main() {
   // A contracting build (for timing): the device's bits are not the host's, and are not held to it.
   trigDiffer = 0;
 #endif
-  return failures == 0 && singular < n / 100 && trigDiffer == 0 ? 0 : 1;
+  const int lanesDiffer = checkLanes();
+  return failures == 0 && singular < n / 100 && trigDiffer == 0 && lanesDiffer == 0 ? 0 : 1;
 }
