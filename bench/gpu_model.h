@@ -12,7 +12,8 @@
 // iteration — an SDF sample or one contact's impulse update — at 0.8 µs, as measured on an H200
 // (bench/results/nvidia-h200: one resting bunny's SolveColliderContacts, 2.26 ms for about 2,900
 // dependent contact updates; the first price, 0.1 µs for ~200 dependent cycles, was 8 times too
-// cheap; the H100 has not run: it gets the H200's price, the two clock alike); the table marks a stage [serial loops] where such a loop, not the bytes, sets a kernel's price.
+// cheap; the H100 has not run: it gets the H200's price, the two clock alike); the table marks a stage [serial loops] where such a loop, not the bytes, sets a kernel's price,
+// and always where a per-body kernel of the CPU's shape runs (serialKernel).
 #pragma once
 
 #include <algorithm>
@@ -87,7 +88,8 @@ inline nlohmann::json printGpuModel(const Census& census, const GpuSpec& gpu, do
     s.seconds += t;
     s.graphSeconds += tg;
     // Marked where a loop, not the bytes, sets the kernel's price (a warp's short chain over a
-    // chunk, a few steps beside its traffic, is not).
+    // chunk, a few steps beside its traffic, is not), and always for the per-body kernels of the
+    // CPU's shape (serialKernel: their loops over particles are not all counted).
     const bool loopPriced = serialKernel(r.kernel) || r.serialSteps / steps * gpu.serialStepSeconds > b / gpu.bandwidth;
     s.serial = s.serial || loopPriced;
     launches += l;

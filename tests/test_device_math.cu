@@ -120,8 +120,9 @@ float lcg(unsigned& state) {
 /// lanes.h's warp operations (WarpLanes: a warp a segment) against the lanes in order (the CPU
 /// systems'): sumRowsInOrder, firstLargestOf and compactInOrder must give the same bits. Rows
 /// whose values span 2^±12, so that another order of adds would round otherwise; values with
-/// ties, negatives and NaNs for the first largest; segments of 0 to 500 elements (a tile and
-/// past it).
+/// ties (+0 and −0 among them), negatives and NaNs for the first largest, from a best of 0, −1 or
+/// −∞; segments of 0 to 500 elements (a tile and past it); every lane's result, not only the
+/// leader's.
 constexpr int kLaneColumns = 18;
 struct LanesResult {
   float total[kLaneColumns];
@@ -146,6 +147,7 @@ SMASH_HD float rowValue(int segment, int k, int j) {
 SMASH_HD float laneValue(int segment, int k) {
   const unsigned h = laneHash(unsigned(segment), unsigned(k), 99u);
   if (h % 29u == 0) return NAN;
+  if (h % 31u == 0) return -0.0f;  // ties with +0 (h % 9 == 3), whose bits differ
   return float(int(h % 9u) - 3) * 0.25f;  // ties: nine values in [-0.75, 1.25]
 }
 template <class Lanes>
@@ -155,7 +157,7 @@ SMASH_HD void runLanes(const Lanes& lanes, int segment, int n, LanesResult& out,
   lanes.sumRowsInOrder(n, [&](int k, float (&row)[kLaneColumns]) {
     for (int j = 0; j < kLaneColumns; ++j) row[j] = rowValue(segment, k, j);
   }, total);
-  float best = segment % 3 == 0 ? 0.0f : -1.0f;
+  float best = segment % 3 == 0 ? 0.0f : segment % 3 == 1 ? -1.0f : -INFINITY;
   smash::Vec3<float> payload(-1.0f);
   const int winner = lanes.firstLargestOf(n, best, payload, [&](int k, smash::Vec3<float>& p) {
     p = smash::Vec3<float>(float(k), float(segment), 0.5f);
@@ -164,8 +166,7 @@ SMASH_HD void runLanes(const Lanes& lanes, int segment, int n, LanesResult& out,
   const int count = lanes.template compactInOrder<int>(
       n, [&](int k, int& v) { v = 7 * k; return laneValue(segment, k) > 0.1f; },
       [&](int k, int rank, const int& v) { ranks[k] = rank * 100000 + v; });
-  if (!lanes.leader()) return;
-  for (int j = 0; j < kLaneColumns; ++j) out.total[j] = total[j];
+  for (int j = 0; j < kLaneColumns; ++j) out.total[j] = total[j];  // every lane's own copy
   out.best = best;
   out.winner = winner;
   out.count = count;
@@ -174,8 +175,9 @@ SMASH_HD void runLanes(const Lanes& lanes, int segment, int n, LanesResult& out,
 __global__ void lanesKernel(const int* offsets, int segments, LanesResult* results, int* ranks) {
   const int segment = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / smash::WarpLanes::kWidth);
   if (segment >= segments) return;
-  const smash::WarpLanes lanes{static_cast<int>(threadIdx.x % smash::WarpLanes::kWidth)};
-  runLanes(lanes, segment, offsets[segment + 1] - offsets[segment], results[segment], ranks + offsets[segment]);
+  const int lane = static_cast<int>(threadIdx.x % smash::WarpLanes::kWidth);
+  runLanes(smash::WarpLanes{lane}, segment, offsets[segment + 1] - offsets[segment],
+           results[segment * smash::WarpLanes::kWidth + lane], ranks + offsets[segment]);
 }
 
 /// Returns the segments whose device result differs from the lanes in order.
@@ -189,17 +191,18 @@ int checkLanes() {
   LanesResult* dResults;
   int* dRanks;
   CUDA_CHECK(cudaMalloc(&dOffsets, offsets.size() * sizeof(int)));
-  CUDA_CHECK(cudaMalloc(&dResults, segments * sizeof(LanesResult)));
+  const int lanes = smash::WarpLanes::kWidth;
+  CUDA_CHECK(cudaMalloc(&dResults, segments * lanes * sizeof(LanesResult)));
   CUDA_CHECK(cudaMalloc(&dRanks, total * sizeof(int)));
   CUDA_CHECK(cudaMemcpy(dOffsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(dResults, 0, segments * sizeof(LanesResult)));
+  CUDA_CHECK(cudaMemset(dResults, 0, segments * lanes * sizeof(LanesResult)));
   CUDA_CHECK(cudaMemset(dRanks, 0xff, total * sizeof(int)));
   const int block = 256;  // 8 warps, as for_each_lanes_kernel's largest blocks
   lanesKernel<<<(segments * 32 + block - 1) / block, block>>>(dOffsets, segments, dResults, dRanks);
   CUDA_CHECK(cudaGetLastError());
-  std::vector<LanesResult> results(segments);
+  std::vector<LanesResult> results(segments * lanes);
   std::vector<int> ranks(total);
-  CUDA_CHECK(cudaMemcpy(results.data(), dResults, segments * sizeof(LanesResult), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(results.data(), dResults, segments * lanes * sizeof(LanesResult), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(ranks.data(), dRanks, total * sizeof(int), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaFree(dOffsets));
   CUDA_CHECK(cudaFree(dResults));
@@ -210,12 +213,14 @@ int checkLanes() {
     std::memset(&host, 0, sizeof(host));
     std::vector<int> hostRanks(offsets[s + 1] - offsets[s], -1);
     runLanes(smash::SerialLanes{}, s, offsets[s + 1] - offsets[s], host, hostRanks.data());
-    const bool same = std::memcmp(&host, &results[s], sizeof(host)) == 0 &&
-                      std::equal(hostRanks.begin(), hostRanks.end(), ranks.begin() + offsets[s]);
+    int lane = 0;
+    while (lane < lanes && std::memcmp(&host, &results[s * lanes + lane], sizeof(host)) == 0) ++lane;
+    const bool same = lane == lanes && std::equal(hostRanks.begin(), hostRanks.end(), ranks.begin() + offsets[s]);
+    const LanesResult& d = results[s * lanes + (lane < lanes ? lane : 0)];
     if (!same && differ++ < 5)
-      std::fprintf(stderr, "lanes segment %d (%d elements): the warp's result differs from the lanes in order "
-                   "(winner %d/%d, count %d/%d, best %g/%g)\n", s, offsets[s + 1] - offsets[s], results[s].winner,
-                   host.winner, results[s].count, host.count, results[s].best, host.best);
+      std::fprintf(stderr, "lanes segment %d (%d elements): lane %d's result differs from the lanes in order "
+                   "(winner %d/%d, count %d/%d, best %g/%g), or the ranks do\n", s, offsets[s + 1] - offsets[s],
+                   lane, d.winner, host.winner, d.count, host.count, d.best, host.best);
   }
   std::printf("lanes: %d segments, %d with a warp's result other than the lanes in order\n", segments, differ);
   return differ;

@@ -90,8 +90,10 @@ struct InOrderLanes {
   /// total[j] += row_k[j] for k = 0, 1, …, n − 1 in that order, each column j < N a chain of its
   /// own; row(k, out) writes row k (N floats) by some lane; `total` is on every lane before and
   /// after. The bits are those of the plain loop (the same adds in the same order), whatever the
-  /// lanes. Counted: a tile of kWarp rows 2 steps (the rows, then the columns' chains), 1 more for
-  /// the result on every lane.
+  /// lanes. Counted: a tile of kWarp rows 2 steps — the rows, then the columns' chains, kWarp adds
+  /// from shared memory at ~30 cycles each (~0.5 µs, under the model's 0.8 µs step; an ordered
+  /// sum through shuffles, forEachInOrder, counts a step per element) — and 1 more for the result
+  /// on every lane.
   template <int N, class Row>
   SMASH_HD void sumRowsInOrder(int n, const Row& row, float (&total)[N]) const {
     count_(2 * ((n + kWarp - 1) / kWarp) + 1);
@@ -118,14 +120,16 @@ struct InOrderLanes {
   /// The first k < n whose value(k, payload) is larger than `best` and than every value before it
   /// (the plain loop's `if (v > best) best = v`), with its value in `best` and its payload in
   /// `payload`, on every lane; −1 (both left as they were) when none is. value(k, payload) returns
-  /// the value and writes the payload (a float, an int or a 3-vector) by some lane. Counted: a
-  /// pass over the n elements (⌈n/kWarp⌉ steps) and one reduction.
+  /// the value and writes the payload (a float, an int or a 3-vector) by some lane, each call
+  /// given the payload as it came in. Counted: a pass over the n elements (⌈n/kWarp⌉ steps) and
+  /// one reduction.
   template <class P, class Value>
   SMASH_HD int firstLargestOf(int n, float& best, P& payload, const Value& value) const {
     count_((n + kWarp - 1) / kWarp + kReduceSteps);
+    const P initial = payload;
     int winner = -1;
     for (int k = 0; k < n; ++k) {
-      P mine = payload;
+      P mine = initial;
       const float v = value(k, mine);
       if (v > best) {
         best = v;
@@ -203,15 +207,22 @@ struct WarpLanes {
     }
     return any ? index : -1;
   }
+  /// The warp's rows of N columns in shared memory: one array per N in a kernel, whatever the call
+  /// sites. Blocks are one-dimensional and of at most kWarpsPerBlock warps (for_each_lanes_kernel's
+  /// __launch_bounds__(256)); a launcher with larger blocks would give two warps the same rows.
+  static constexpr int kWarpsPerBlock = 8;
+  template <int N>
+  __device__ static float (*warpRows())[N + 1] {
+    __shared__ float stage[kWarpsPerBlock][kWidth][N + 1];
+    return stage[(threadIdx.x / kWidth) % kWarpsPerBlock];
+  }
   /// The rows of a tile of 32 staged in shared memory (a warp's own block of it, rows padded to
-  /// N + 1 floats so that neither the row stores nor the column loads conflict); lane j < N then
-  /// adds column j in row order — the plain loop's adds, one column to a lane.
+  /// N + 1 floats so that, N even, neither the row stores nor the column loads conflict); lane
+  /// j < N then adds column j in row order — the plain loop's adds, one column to a lane.
   template <int N, class Row>
   __device__ void sumRowsInOrder(int n, const Row& row, float (&total)[N]) const {
     static_assert(N <= kWidth, "a column to a lane");
-    constexpr int kWarpsPerBlock = 8;  // for_each_lanes_kernel's blocks: at most 256 threads
-    __shared__ float stage[kWarpsPerBlock][kWidth][N + 1];
-    float (*rows)[N + 1] = stage[(threadIdx.x / kWidth) % kWarpsPerBlock];
+    float (*rows)[N + 1] = warpRows<N>();
     float column = 0.0f;
 #pragma unroll
     for (int j = 0; j < N; ++j)

@@ -1160,6 +1160,7 @@ struct PushOutApply {
         return d.w;
       });
     }
+    lanes.sync();  // every lane has read pushDone and pushGate before the leader stores into them
     if (!lanes.leader()) return;
     BodyData b = p.bodies[bodyIndex];
     if (depth > 0) {
