@@ -367,12 +367,17 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
     const D backLen = glm::length(back);
     if (!(backLen > D(0))) return;
     towards = back / backLen;
-    // The start's L_b has the energy: a root at most `moved` away, up to rounding — within which
-    // (L_b at the start's, its energy not by float's rounding of the pose) the bound holds. With
-    // a held energy the start's is that only up to the pose's rounding, so the root may lie just
-    // beyond: the step is then left uncorrected and the next one brings the energy back (a thin
-    // rod at 0.5 rad per step: 1.7% for one step, docs/solver.md "Held energy").
-    if (!energyTurn(Lb, Llen * towards, Iinv, target, true, angle) || !(glm::abs(angle) <= most * D(1 + 1e-6))) return;
+    // The start's L_b has the energy (with a held energy, up to the rounding of the start pose):
+    // a root at most `moved` away. Where the closed form does not find it there — its acos is
+    // ill-conditioned where the circle's energy touches the target near an extremum, and a held
+    // target may lie just beyond — L_b is turned onto the start's itself (angle `moved`). Left
+    // uncorrected instead, a thin rod spinning end over end at 0.54 rad per step in float (its
+    // explicit-midpoint turn moves L_b 0.48 rad a step about the rod's axis, which this path
+    // takes back every step) kept a 0.25% energy error and a 28° twist from one step, and the next
+    // step's prediction from that pose was off by 50 times the energy: +7% kinetic energy in
+    // 40 steps without touching a wall (issue 11; tests/test_free_rotation.cpp).
+    if (!energyTurn(Lb, Llen * towards, Iinv, target, true, angle) || !(glm::abs(angle) <= most * D(1 + 1e-6)))
+      angle = moved;
   }
   // Q turns L_b towards `towards` by `angle` (about L_b × towards); then (R Qᵀ)ᵀ L = Q L_b.
   const glm::dvec3 axis = glm::cross(Lb / Llen, towards);
