@@ -143,8 +143,17 @@ struct Pinned {
 // impulses, on omp, and it rests 1.7 cm and 0.1 µm from where it rested before; the grid's
 // bunnies part at frame 46). box_stack on omp parts at frame 4 and ends within 17 nm; ramp,
 // pile_100 and bowl part at frames 12, 10 and 18 and end with every body asleep, as before.
+// Issue 11 (2026-12-07): the collider solve's whole bounce — the solve, the pose's move with it,
+// the bounce's placement — may not raise E* = KE + PE(c − h v/2) above the step's start's
+// (math/contact_solver.h limitBounceEnergy): a 0.6 m rod dropped spinning with restitution 1
+// gained 9.8% of its energy in one bounce. The shape-matching lab's hash changed: its poses
+// part at frame 119 on omp and the bunny rests where it rested before (within 1 µm). The impulse
+// lab's and the bunny grid's did not, nor box_stack's or bowl's poses.csv (omp, both methods) or
+// pile_100's with impulses; ramp's part at frame 85 (shape matching: 21 mm at the end) and 107
+// (impulses: 10 µm), pile_100's with shape matching at frame 15 (chaotic pile, 0.11 m): every
+// body asleep at the end in all, verdicts passing, the deepest collider penetrations unchanged.
 const Pinned kPinned[] = {
-    {"lab_bunny.json", Method::ShapeMatching, 300, 0xbc4fb3b4b7baea95ull},
+    {"lab_bunny.json", Method::ShapeMatching, 300, 0xab864ca2031e6126ull},
     {"lab_bunny.json", Method::Impulse, 300, 0x78bf1a1f711dee16ull},
     {"bunny_grid.json", Method::ShapeMatching, 200, 0xa502867e46f9f00aull},
 };

@@ -738,7 +738,7 @@ SMASH_HD void solveColliderContacts(const StepParams& p, int bodyIndex, const Bo
   resolveAgainstStatic(b.centre, b.rotation, body, startBodyOf(p, start, b, b), c, count,
                        Warm ? p.previousContacts + static_cast<long long>(bodyIndex) * p.contactCapacity : nullptr,
                        Warm ? p.previousColliderCount[bodyIndex] : 0, Warm, bodyMaterial(p, b), p.h,
-                       p.contactIterations, p.shapes[b.shape].radius, moved, lanes);
+                       p.contactIterations, p.shapes[b.shape].radius, moved, p.gravity, lanes);
   b.velocity = body.v;
   b.angularVelocity = body.w;
   if constexpr (Warm)

@@ -363,7 +363,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       resolveAgainstStatic(body.centre, body.rotation, self, atStart, contacts.data(),
                            static_cast<int>(contacts.size()), previous.data(), static_cast<int>(previous.size()),
                            warm, contactMaterial(b), scene_.stepDt(),
-                           scene_.solver.contactIterations, storedRadius(b), moved);
+                           scene_.solver.contactIterations, storedRadius(b), moved, scene_.gravity);
       body.velocity = self.v;
       body.angularVelocity = self.w;
       if (warm) solvedColliderContacts_[b] = contacts;
