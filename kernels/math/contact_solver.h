@@ -764,7 +764,9 @@ SMASH_HD T limitBounceEnergy(SolverBody<T>& body, const SolverBody<T>& predicted
   if (!(alpha + beta + gamma > slack) || !(gamma > T(0))) return T(1);
   const T disc = beta * beta - T(4) * gamma * (alpha - slack);
   if (!(disc >= T(0))) return T(1);
-  const T scale = (-beta + glm::sqrt(disc)) / (T(2) * gamma);
+  // The larger root, without the cancellation of −β + √disc for β > 0.
+  const T scale = beta > T(0) ? T(2) * (slack - alpha) / (beta + glm::sqrt(disc))
+                              : (-beta + glm::sqrt(disc)) / (T(2) * gamma);
   if (!(scale >= T(0) && scale < T(1))) return T(1);
   body.v = predicted.v + scale * dv;
   body.w = predicted.w + scale * dw;

@@ -376,8 +376,10 @@ SMASH_HD void keepRotationEnergy(Mat3<T>& rotation, const Mat3<T>& energyRotatio
     // takes back every step) kept a 0.25% energy error and a 28° twist from one step, and the next
     // step's prediction from that pose was off by 50 times the energy: +7% kinetic energy in
     // 40 steps without touching a wall (issue 11; tests/test_free_rotation.cpp).
+    // (The angle to the start's L_b from the sine and cosine: `moved`, from the cosine over |L|²,
+    // is off by up to ~5·10⁻⁴ rad for a small angle where the float poses' |R_bᵀ L| differ.)
     if (!energyTurn(Lb, Llen * towards, Iinv, target, true, angle) || !(glm::abs(angle) <= most * D(1 + 1e-6)))
-      angle = moved;
+      angle = same::atan2(glm::length(glm::cross(Lb, Lstart)), glm::dot(Lb, Lstart));
   }
   // Q turns L_b towards `towards` by `angle` (about L_b × towards); then (R Qᵀ)ᵀ L = Q L_b.
   const glm::dvec3 axis = glm::cross(Lb / Llen, towards);
