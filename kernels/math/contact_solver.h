@@ -801,7 +801,8 @@ SMASH_HD Vec3<T> capTurnEnergy(T e0, const Mat3<T>& after, const Vec3<T>& w, con
 /// (solveAgainstStatic, `radius` the body's bounding radius) — or, not `warm`, a cold solve of
 /// `iterations` sweeps (a scene whose bodies touch: docs/solver.md, "Warm starts against the
 /// colliders") — and, when the contacts were found at the predicted pose (`moved`), the pose
-/// moved with the velocity change and placed by a bounce, ω turned with it (the body-frame spin is
+/// moved with the velocity change and placed by a bounce, the whole bounce doing no work
+/// (limitBounceEnergy, `gravity` the scene's g), ω turned with it (the body-frame spin is
 /// the solve's: left fixed in the world, a spinning rod's spin about its long axis ended across
 /// it, where the inertia is 245 times larger — docs/solver.md, "A spinning body's collider
 /// contacts"). `body` holds the velocities before the
