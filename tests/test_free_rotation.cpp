@@ -12,7 +12,9 @@
 #include <sstream>
 #include <vector>
 
+#include "core/mesh.h"
 #include "core/random.h"
+#include "core/shape.h"
 #include "math/rotation.h"
 #include "reference/reference_world.h"
 #include "world/world.h"
@@ -779,24 +781,13 @@ TEST_CASE("a spinning rod's contacts with a body add no energy", "[physics][rota
 
 namespace {
 
-/// A thin box's surface sampled at random (`count` points, equal masses, faces by area), as a
-/// scene's `sampling: surface` does: its two moments across the long axis differ by a few per cent,
-/// unlike rodSurface's symmetric rows.
+/// A thin box's surface sampled at random (`count` points, equal masses), as a scene's
+/// `sampling: surface` does (core/shape.h sampleSurface on scenes/meshes/box.obj, scaled): its two
+/// moments across the long axis differ by a few per cent, unlike rodSurface's symmetric rows.
 Shape randomRod(Random& rng, double length, double width, int count) {
-  const double a = 0.5 * length, b = 0.5 * width;
-  const double side = length * width, cap = width * width;  // four sides, two caps
-  std::vector<dvec3> p;
-  for (int i = 0; i < count; ++i) {
-    const double pick = rng.uniform(0.0, 4 * side + 2 * cap);
-    const double u = rng.uniform(-1.0, 1.0), v = rng.uniform(-1.0, 1.0);
-    if (pick < 4 * side) {
-      const int face = static_cast<int>(pick / side);
-      const double s = face & 1 ? b : -b;
-      p.push_back(face < 2 ? dvec3(u * a, s, v * b) : dvec3(u * a, v * b, s));
-    } else {
-      p.push_back(dvec3(pick < 4 * side + cap ? a : -a, u * b, v * b));
-    }
-  }
+  Mesh box = loadObj(test::sourcePath("scenes/meshes/box.obj"));
+  for (dvec3& v : box.vertices) v *= dvec3(length, width, width);
+  const std::vector<dvec3> p = sampleSurface(box, count, rng.nextU64());
   return shapeFromParticles("rod", p, std::vector<double>(p.size(), 1.0 / count));
 }
 
@@ -817,9 +808,8 @@ TEST_CASE("a thin rod of unequal cross moments spins end over end without gainin
   // axis' normal plane), steps of 0.02 s and 1/60 s, in a container whose walls are within reach
   // (no energy held: keepRotationEnergy's `free` false) and in open space (held), both methods,
   // reference and omp, 200 steps without touching anything: the energy never above the start by
-  // 10⁻⁴ nor below it by 10⁻³ (measured: +3.9·10⁻⁵ / −1.1·10⁻⁴; before, 10 of these 96 runs
-  // above 10⁻⁴, up to +65%, all shape matching on omp; docs/solver.md "A thin rod's stiff axial
-  // spin").
+  // 10⁻⁴ nor below it by 10⁻³ (measured: +5.3·10⁻⁵ / −2.5·10⁻⁵; before, 5 of these 96 runs
+  // above 10⁻⁴, up to +24%; docs/solver.md "A thin rod's stiff axial spin").
   Random rng(90210);
   for (int trial = 0; trial < 48; ++trial) {
     const Shape rod = randomRod(rng, 1.2, 0.04, 80 + static_cast<int>(rng.uniform(0.0, 220.0)));
