@@ -372,6 +372,7 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::pushGate_, z.bodies);
       fixed(&DeviceWorld::pushDone_, z.bodies);
       fixed(&DeviceWorld::pushMoved_, z.bodies);
+      fixed(&DeviceWorld::pushFrom_, z.bodies);
     }
     if (z.bodyContacts) {
       const std::size_t nb = z.bodies, cap = z.pairCapacity;
@@ -726,7 +727,7 @@ class DeviceWorld final : public World {
     });
     stage(kPushOut, [&] {
       pushOutPasses();
-      launch("WatchBodies", nb, WatchBodies{p}, nb * 3 * BD);
+      launch("LimitPushWorkAndWatch", nb, LimitPushWorkAndWatch{p}, nb * (3 * BD + 16));
     });
   }
 
@@ -1027,7 +1028,12 @@ class DeviceWorld final : public World {
         launch("FinishPairBodies", nb, FinishPairBodies{p}, nb * 3 * BD + pairContacts * PC + 2 * pairs * 12.0,
                mostPairContacts + kPushOutPasses * particlesPerBody * double(colliders_.size()));
     });
-    if (wide) stage(kPushOut, [&] { pushOutPasses(); });
+    if (wide)
+      stage(kPushOut, [&] {
+        pushOutPasses();
+        // The lone bodies' push-out is over (PrepareBodiesWide armed them; shock levels do not move them).
+        launch("LimitPushWork", nb, LimitPushWork{p}, nb * (2 * BD + 16));
+      });
     // The bodies a level of shock propagation moves are pushed out of the colliders before the
     // next level reads them: wide, the passes after each level (every level, populated or not: a
     // fixed launch sequence); per body, pushOut in the body's thread (charged at its worst, every
@@ -1540,6 +1546,7 @@ class DeviceWorld final : public World {
     p.pushGate = raw(pushGate_);
     p.pushDone = raw(pushDone_);
     p.pushMoved = raw(pushMoved_);
+    p.pushFrom = raw(pushFrom_);
     p.colliderContacts = s.contact == ContactModel::Impulse && (s.collideAfter || s.method == Method::Impulse);
     p.bodiesStart = raw(bodiesStart_);
     p.bodiesPredicted = raw(bodiesPredicted_);
@@ -1839,7 +1846,7 @@ class DeviceWorld final : public World {
   // collider contacts, wide
   bool wideColliderContacts_ = false;
   Vector<int> bodyNear_, chunkContactCount_, chunkContactOffset_, pushGate_, pushDone_, pushMoved_;
-  Vector<Float4> chunkDeepest_;
+  Vector<Float4> chunkDeepest_, pushFrom_;
   // body–body contact
   bool bodyContacts_ = false;
   Vector<BodyData> bodiesStart_, bodiesPredicted_;

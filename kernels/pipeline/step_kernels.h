@@ -190,6 +190,7 @@ struct StepParams {
   int* pushGate = nullptr;            // (nbody) tested against the pass's current collider
   int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished
   int* pushMoved = nullptr;           // (nbody) moved in the current pass
+  Float4* pushFrom = nullptr;         // (nbody) centre when armed; w 1: a lone body (LimitPushWork)
   // bodies that touch (physics.md §6–7); see "Body–body contact" below
   bool deferContacts = false;      // the per-body step stops at the predicted pose
   bool colliderContacts = true;    // body-level collider contacts are part of the step
@@ -873,6 +874,16 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
   }
 }
 
+/// A lone body's push-out against the colliders (from the centre `pushFrom`) does no work past
+/// the step's start (`start`): contact_solver.h limitPushWork. resolveBodyContacts, and
+/// LimitPushWork after the wide passes.
+SMASH_HD void limitLonePushWork(const StepParams& p, const BodyData& start, BodyData& b, const V3& pushFrom) {
+  const ShapeData& shape = p.shapes[b.shape];
+  limitPushWork(b.velocity, b.angularVelocity, b.rotation, b.centre - pushFrom, start.velocity,
+                start.angularVelocity, start.rotation, b.centre - start.centre, shape.mass, shape.inertia,
+                p.gravity, p.h);
+}
+
 /// Body-level contact against the colliders: `start` is the body at the step's start (its
 /// approach velocities for restitution: withApproachVelocities), `b` at its predicted pose. `Warm`: solveColliderContacts'
 /// (true in the per-body step of a scene whose bodies do not touch, false for a lone body of a
@@ -899,7 +910,9 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
     if (count > 0) solveColliderContacts<Warm>(p, bodyIndex, start, b, slots, count, moved);
 #if !defined(__CUDA_ARCH__)
     if (overflow) p.contactOverflow[bodyIndex] += overflow;
+    const V3 pushFrom = b.centre;
     pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
+    limitLonePushWork(p, start, b, pushFrom);
     return;
 #endif
   } else {
@@ -913,7 +926,9 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
     }
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
+  const V3 pushFrom = b.centre;
   pushOut(p, b);
+  limitLonePushWork(p, start, b, pushFrom);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1084,8 +1099,10 @@ struct ColliderManifold {
 };
 
 /// Arms the wide push-out (ChunkDeepest, PushOutApply) for body b at its pose now: `push` false
-/// leaves it out of this round of passes.
-SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, bool push) {
+/// leaves it out of this round of passes. `lone`: a body in no touching pair, whose push-out's
+/// work LimitPushWork bounds after the passes (resolveBodyContacts' limitLonePushWork).
+SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, bool push, bool lone = false) {
+  p.pushFrom[bodyIndex] = Float4(b.centre, lone ? 1.0f : 0.0f);
   p.pushMoved[bodyIndex] = 0;
   p.pushDone[bodyIndex] = push ? 0 : 1;
   p.pushGate[bodyIndex] = push && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
@@ -1104,7 +1121,7 @@ struct SolveColliderContacts {
     if (count > 0) solveColliderContacts<true>(p, bodyIndex, p.bodiesStart[bodyIndex], b, slots, count, true, lanes);
     if (!lanes.leader()) return;
     p.bodies[bodyIndex] = b;
-    armPushOut(p, bodyIndex, b, !b.asleep);  // a sleeping body is not pushed
+    armPushOut(p, bodyIndex, b, !b.asleep, !b.asleep);  // a sleeping body is not pushed
   }
 };
 
@@ -1836,7 +1853,7 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
           solveColliderContacts<false>(p, b, p.bodiesStart[b], body,
                                        p.contacts + static_cast<long long>(b) * p.contactCapacity, gathered, true);
         p.bodies[b] = body;
-        armPushOut(p, b, body, true);
+        armPushOut(p, b, body, true, true);
       }
     } else if (p.colliderContacts) {
       resolveBodyContacts<false>(p, b, p.bodiesStart[b], body, true);
@@ -2510,6 +2527,32 @@ struct FinishPairBodies {
 struct FinishPairBodiesWide {  // the push-out armed for the wide passes
   StepParams p;
   SMASH_HD void operator()(int b) const { finishPairBody<true>(p, b); }
+};
+
+/// After the wide push-out passes, per body: a lone body's push-out does no work past the step's
+/// start (limitLonePushWork, where resolveBodyContacts calls it: the same bits).
+SMASH_HD void limitArmedPushWork(const StepParams& p, int b, BodyData& body) {
+  const Float4 from = load4(p.pushFrom[b]);
+  if (from.w != 0.0f) limitLonePushWork(p, p.bodiesStart[b], body, xyz(from));
+}
+struct LimitPushWork {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    BodyData body = p.bodies[b];
+    limitArmedPushWork(p, b, body);
+    p.bodies[b] = body;
+  }
+};
+/// The end of the collider contact phase (the per-particle strategy without body contacts), per
+/// body: LimitPushWork, then the watchdog against the step's start (MatchBodies' order).
+struct LimitPushWorkAndWatch {
+  StepParams p;
+  SMASH_HD void operator()(int b) const {
+    BodyData body = p.bodies[b];
+    limitArmedPushWork(p, b, body);
+    watchBody(p, b, p.bodiesStart[b], body);
+    p.bodies[b] = body;
+  }
 };
 
 /// The end of a deferred step, per body: the watchdog against the step's starting state.

@@ -375,7 +375,14 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       if (!contacts.empty()) averagedImpulse(b, contacts);
     }
   }
+  // The push-out does no work past the step's start (math/contact_solver.h limitPushWork).
+  BodyState& body = bodies_[b];
+  const glm::dvec3 pushFrom = body.centre;
   pushOut(b);
+  const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  limitPushWork(body.velocity, body.angularVelocity, body.rotation, body.centre - pushFrom, start.velocity,
+                start.angularVelocity, start.rotation, body.centre - start.centre, shape.totalMass, shape.inertia,
+                scene_.gravity, scene_.stepDt());
 }
 
 // ---- Bodies that touch (physics.md §6–7) ----------------------------------------------------------
