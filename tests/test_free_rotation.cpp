@@ -917,7 +917,7 @@ TEST_CASE("rods dropped spinning on a plane with restitution 1 gain no energy", 
   // from 0.4 to 1.5 m at any orientation, spinning at 5 to 25 rad/s about a random axis, onto a
   // plane with restitution 1 and no friction, h 1/60 and 0.02 s; both methods, reference and omp,
   // 400 steps. Energy is E* (above). Measured (2026-12-07): 24 of the 96 runs gain more than
-  // 10⁻³, up to +15% (before limitPushWork: 32, up to +96%). What is left (trial 2, +7.7% on all
+  // 10⁻³, up to +19% (before limitPushWork: 32, up to +96%). What is left (trial 2, +7.7% on all
   // four in one step): a 0.8 m rod landing on one end at 4.3 m/s is spun up by its bounce from 5.8
   // to 25 rad/s and placed 0.19 m down (bounceTranslation, the bounced contacts above their
   // parabola); its far end, no contact, ends 0.16 m inside the floor. The push-out lifts it back

@@ -875,12 +875,13 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
 }
 
 /// A lone body's push-out against the colliders (from the centre `pushFrom`) does no work past
-/// the step's start (`start`): contact_solver.h limitPushWork. resolveBodyContacts, and
-/// LimitPushWork after the wide passes.
+/// the step's start (`start`): contact_solver.h limitPushWork. resolveBodyContacts after the
+/// move, and LimitPushWork after the wide passes (always after the move).
 SMASH_HD void limitLonePushWork(const StepParams& p, const BodyData& start, BodyData& b, const V3& pushFrom) {
   const ShapeData& shape = p.shapes[b.shape];
   limitPushWork(b.velocity, b.angularVelocity, b.rotation, b.centre - pushFrom, start.velocity,
-                start.angularVelocity, start.rotation, b.centre - start.centre, shape.mass, shape.inertia,
+                start.angularVelocity, start.rotation, b.centre - start.centre,
+                glm::max(largestCoordinate(b.centre), largestCoordinate(start.centre)), shape.mass, shape.inertia,
                 p.gravity, p.h);
 }
 
@@ -912,7 +913,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
     if (overflow) p.contactOverflow[bodyIndex] += overflow;
     const V3 pushFrom = b.centre;
     pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
-    limitLonePushWork(p, start, b, pushFrom);
+    if (moved) limitLonePushWork(p, start, b, pushFrom);
     return;
 #endif
   } else {
@@ -928,7 +929,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
   const V3 pushFrom = b.centre;
   pushOut(p, b);
-  limitLonePushWork(p, start, b, pushFrom);
+  if (moved) limitLonePushWork(p, start, b, pushFrom);
 }
 
 // ---------------------------------------------------------------------------------------------

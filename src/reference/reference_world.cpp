@@ -375,14 +375,18 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       if (!contacts.empty()) averagedImpulse(b, contacts);
     }
   }
-  // The push-out does no work past the step's start (math/contact_solver.h limitPushWork).
+  // After the move, the push-out does no work past the step's start (math/contact_solver.h
+  // limitPushWork).
   BodyState& body = bodies_[b];
   const glm::dvec3 pushFrom = body.centre;
   pushOut(b);
+  if (!moved) return;
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
+  const double far = std::max({std::abs(body.centre.x), std::abs(body.centre.y), std::abs(body.centre.z),
+                               std::abs(start.centre.x), std::abs(start.centre.y), std::abs(start.centre.z)});
   limitPushWork(body.velocity, body.angularVelocity, body.rotation, body.centre - pushFrom, start.velocity,
-                start.angularVelocity, start.rotation, body.centre - start.centre, shape.totalMass, shape.inertia,
-                scene_.gravity, scene_.stepDt());
+                start.angularVelocity, start.rotation, body.centre - start.centre, far, shape.totalMass,
+                shape.inertia, scene_.gravity, scene_.stepDt());
 }
 
 // ---- Bodies that touch (physics.md §6–7) ----------------------------------------------------------
