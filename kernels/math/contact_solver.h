@@ -783,11 +783,11 @@ SMASH_HD T limitBounceEnergy(SolverBody<T>& body, const SolverBody<T>& predicted
   return scale;
 }
 
-/// The push-out does no work past the step's start (issue 11): after a lone body's collider
-/// contacts and push-out, its E* = KE + PE(c − h v/2) may not exceed the start's (`startV`,
-/// `startW` at `startRotation`; `fromStart` = c − c_start) by more than rounding, and no more of the
-/// excess is taken back than the push-out's own lift against gravity (m |g·pushed|, `pushed` the
-/// centre's move by the push-out). The push-out moves the pose out of a collider without touching
+/// The push-out does no work past the step's start, as far as the body's approach allows (issue
+/// 11): after a lone body's collider contacts and push-out, the excess of its E* = KE + PE(c − h v/2)
+/// over the start's (`startV`, `startW` at `startRotation`; `fromStart` = c − c_start) beyond
+/// rounding is taken back, at most the push-out's own lift against gravity (−m g·pushed, `pushed`
+/// the centre's move by the push-out; a push that does not rise against gravity is left). The push-out moves the pose out of a collider without touching
 /// the velocities; where the solve found nothing to stop — a rod spinning at 0.77 rad a step whose
 /// end passes through the floor within the step and rises again by its end, so every contact
 /// separates at the predicted pose — the body kept falling while each step's push-out lifted it:
