@@ -609,8 +609,12 @@ SMASH_HD void sweepOneSided(SolverBody<T>& moving, const SolverBody<T>& fixed, P
     if constexpr (!FixedAtRest) vFixed = AMoves ? fixed.v + glm::cross(fixed.w, s.rb) : fixed.v + glm::cross(fixed.w, s.ra);
     return [&s, &moving, vFixed] {
       const Vec3<T> vMoving = moving.v + glm::cross(moving.w, AMoves ? s.ra : s.rb);
-      if constexpr (FixedAtRest && AMoves) return vMoving;
-      else return AMoves ? vMoving - vFixed : vFixed - vMoving;
+      if constexpr (FixedAtRest && AMoves) {
+        (void)vFixed;  // (captured for the other forms; clang's -Wunused-lambda-capture here)
+        return vMoving;
+      } else {
+        return AMoves ? vMoving - vFixed : vFixed - vMoving;
+      }
     };
   };
   auto apply = [&](const PairContact<T>& s, const Vec3<T>& j) {  // j acts on a; b receives −j
