@@ -798,10 +798,10 @@ SMASH_HD T limitBounceEnergy(SolverBody<T>& body, const SolverBody<T>& predicted
 /// a 0.6 m rod dropped spinning at e = 1 gained 79% of its energy in 30 steps (omp, shape
 /// matching; experiments/hostile-2026-12-07). The excess is taken from the centre's approach
 /// along the push: an impulse through the centre along the push's direction that at most stops
-/// that approach, never reverses it — the inelastic part of a contact (along −g instead, it
-/// braked a box sliding down the ramp scene). What it cannot take stays: scaling the spin down as
-/// well stopped the lab bunny's spin every step under the averaged impulse, which then slid it
-/// out of the scene (docs/solver.md, "The push-out's work"). `inertia` in the body frame. Only
+/// that approach, never reverses it — the inelastic part of a contact (not along −g: a body
+/// sliding down a slope falls without approaching the slope's normal). What it cannot take
+/// stays: scaling the spin down as well stopped the lab bunny's spin every step under the
+/// averaged impulse, which then slid it out of the scene (docs/solver.md, "The push-out's work"). `inertia` in the body frame. Only
 /// for contacts after the move (the pose at the step's end, where E* is the energy kept). `far`:
 /// the largest centre coordinate of either pose, whose rounding `pushed` and `fromStart` carry
 /// (differences of float centres: ~ulp(far) each) and the slack allows for (10⁻⁶ far m|g|, 8
