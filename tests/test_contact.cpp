@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/random.h"
@@ -280,4 +281,100 @@ TEST_CASE("pair targets: a contact with restitution 0 is held by its gap, not st
     contactTarget(slow, b, slow, b, c, elastic, h, true, false, h);
     CHECK(c.target == Approx(phi > 0 ? -phi / h : 0.0).margin(1e-12));
   }
+}
+
+namespace {
+/// E* − E*_start as limitPushWork measures it: E* = KE + PE(c − h v/2), the potential part from
+/// the centres' difference `fromStart`.
+template <class T>
+T pushGain(const glm::vec<3, T>& v, const glm::vec<3, T>& w, const glm::mat<3, 3, T>& r, const glm::vec<3, T>& startV,
+           const glm::vec<3, T>& startW, const glm::mat<3, 3, T>& startR, const glm::vec<3, T>& fromStart, T mass,
+           const glm::mat<3, 3, T>& inertia, const glm::vec<3, T>& g, T h) {
+  const glm::vec<3, T> wb = glm::transpose(r) * w, wbs = glm::transpose(startR) * startW;
+  const T ke = T(0.5) * (mass * glm::dot(v, v) + glm::dot(wb, inertia * wb));
+  const T keStart = T(0.5) * (mass * glm::dot(startV, startV) + glm::dot(wbs, inertia * wbs));
+  return ke - keStart - mass * glm::dot(g, fromStart - T(0.5) * h * (v - startV));
+}
+}  // namespace
+
+TEST_CASE("push-out work: a body rising from its bounce pays the lift of its far end", "[math][contact][push]") {
+  // A rod rising at 2 m/s after a bounce on one end, spinning so that its far end (0.4 m out)
+  // comes down at 4 m/s: the push-out lifted it 5 cm out of the floor, and E* is 0.4 J above
+  // the step's start. The centre does not approach the floor — the far end does: the excess
+  // comes off the far end's approach (before: nothing was taken from a body rising along the
+  // push, and each such lift was a gain; the random rod drops of test_free_rotation.cpp).
+  auto check = [](auto one) {
+    using T = decltype(one);
+    using V = glm::vec<3, T>;
+    using M = glm::mat<3, 3, T>;
+    const T mass = 1, h = T(1) / T(60);
+    const M inertia(glm::vec<3, T>(T(1e-4), 0, 0), V(0, T(0.05), 0), V(0, 0, T(0.05)));
+    const M inverse = glm::inverse(inertia), r(T(1));
+    const V g(0, T(-9.81), 0), pushed(0, T(0.05), 0), arm(T(0.4), T(-0.01), 0);
+    const V startV(0, -3, 0), startW(0, 0, -9), fromStart(0, T(-0.03), 0);
+    V v(0, 2, 0), w(0, 0, -15);
+    const T before = pushGain(v, w, r, startV, startW, r, fromStart, mass, inertia, g, h);
+    const T uBefore = glm::dot(v + glm::cross(w, arm), V(0, 1, 0));
+    limitPushWork(v, w, r, pushed, arm, arm, startV, startW, r, fromStart, T(1), mass, inertia, inverse, g, h);
+    const T after = pushGain(v, w, r, startV, startW, r, fromStart, mass, inertia, g, h);
+    const T u = glm::dot(v + glm::cross(w, arm), V(0, 1, 0));
+    INFO("E* above the start: " << before << " J before, " << after << " after; far end's approach " << uBefore
+                                << " -> " << u << " m/s");
+    CHECK(before > T(0.39));
+    CHECK(after < T(1e-3));   // the slack: 10⁻⁵ of the energies, 10⁻⁶ m|g| far
+    CHECK(after >= T(0));     // no more than the excess
+    CHECK(u > uBefore);       // the far end's approach slowed ...
+    CHECK(u <= T(0));         // ... never reversed
+    CHECK(v.y > T(2));        // and the body pushed up
+  };
+  check(0.0);
+  check(0.0f);
+}
+
+TEST_CASE("push-out work: never adds energy, never takes more than the excess", "[math][contact][push]") {
+  // Random states (poses, velocities, arms, pushes, starts), double and float: limitPushWork only
+  // lowers E*, by at most its excess over the start (up to the push's lift against gravity), and
+  // stays finite.
+  auto run = [](auto one) {
+    using T = decltype(one);
+    using V = glm::vec<3, T>;
+    using M = glm::mat<3, 3, T>;
+    Random rng(2026);
+    int taken = 0;
+    for (int trial = 0; trial < 4000; ++trial) {
+      const T mass = T(rng.uniform(0.1, 10.0)), h = T(rng.uniform(0.001, 0.04));
+      const V diag = V(rng.uniform3(dvec3(0.01), dvec3(1.0))) * mass;
+      const M inertia(V(diag.x, 0, 0), V(0, diag.y, 0), V(0, 0, diag.z));
+      const M inverse = glm::inverse(inertia);
+      auto rotation = [&] {
+        const dvec3 axis = glm::normalize(rng.uniform3(dvec3(-1), dvec3(1)) + dvec3(1e-3, 0, 0));
+        return M(glm::dmat3(glm::mat3_cast(glm::angleAxis(rng.uniform(0.0, 6.28), axis))));
+      };
+      const M r = rotation(), startR = rotation();
+      const V g(0, T(-9.81), 0);
+      const V pushed = V(rng.uniform3(dvec3(-0.02, -0.01, -0.02), dvec3(0.02, 0.1, 0.02)));
+      const V arm = V(rng.uniform3(dvec3(-0.5), dvec3(0.5)));
+      const V armStart = V(rng.uniform3(dvec3(-0.5), dvec3(0.5)));
+      const V startV = V(rng.uniform3(dvec3(-5), dvec3(5))), startW = V(rng.uniform3(dvec3(-30), dvec3(30)));
+      V v = V(rng.uniform3(dvec3(-5), dvec3(5))), w = V(rng.uniform3(dvec3(-30), dvec3(30)));
+      const V fromStart = V(rng.uniform3(dvec3(-0.1), dvec3(0.1)));
+      const T rise = -mass * glm::dot(g, pushed);
+      const T before = pushGain(v, w, r, startV, startW, startR, fromStart, mass, inertia, g, h);
+      limitPushWork(v, w, r, pushed, arm, armStart, startV, startW, startR, fromStart, T(1), mass, inertia, inverse, g, h);
+      const T after = pushGain(v, w, r, startV, startW, startR, fromStart, mass, inertia, g, h);
+      // The rounding of the energies' differences: ~ε of the kinetic energies.
+      const T wb = glm::length(glm::transpose(r) * w);
+      const T scale = mass * (T(25) + glm::dot(v, v)) + glm::dot(diag, V(1)) * (wb * wb + T(900));
+      const T tol = T(64) * std::numeric_limits<T>::epsilon() * scale;
+      INFO("trial " << trial << ": E* above the start " << before << " -> " << after << ", push's lift " << rise);
+      REQUIRE(std::isfinite(double(after)));
+      REQUIRE(std::isfinite(double(glm::length(w))));
+      CHECK(after <= before + tol);
+      CHECK(before - after <= glm::max(glm::min(before, rise), T(0)) + tol);
+      taken += after < before - tol;
+    }
+    CHECK(taken > 400);  // the states exercise it
+  };
+  run(0.0);
+  run(0.0f);
 }

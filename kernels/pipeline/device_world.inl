@@ -369,10 +369,13 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::chunkContactCount_, z.colliders * z.chunks + 1);  // + a final 0
       fixed(&DeviceWorld::chunkContactOffset_, z.colliders * z.chunks + 1);
       fixed(&DeviceWorld::chunkDeepest_, z.chunks);
+      fixed(&DeviceWorld::chunkDeepestAt_, z.chunks);
       fixed(&DeviceWorld::pushGate_, z.bodies);
       fixed(&DeviceWorld::pushDone_, z.bodies);
       fixed(&DeviceWorld::pushMoved_, z.bodies);
       fixed(&DeviceWorld::pushFrom_, z.bodies);
+      fixed(&DeviceWorld::pushPoint_, z.bodies);
+      fixed(&DeviceWorld::pushMost_, z.bodies);
     }
     if (z.bodyContacts) {
       const std::size_t nb = z.bodies, cap = z.pairCapacity;
@@ -1543,10 +1546,13 @@ class DeviceWorld final : public World {
     p.chunkContactCount = raw(chunkContactCount_);
     p.chunkContactOffset = raw(chunkContactOffset_);
     p.chunkDeepest = raw(chunkDeepest_);
+    p.chunkDeepestAt = raw(chunkDeepestAt_);
     p.pushGate = raw(pushGate_);
     p.pushDone = raw(pushDone_);
     p.pushMoved = raw(pushMoved_);
     p.pushFrom = raw(pushFrom_);
+    p.pushPoint = raw(pushPoint_);
+    p.pushMost = raw(pushMost_);
     p.colliderContacts = s.contact == ContactModel::Impulse && (s.collideAfter || s.method == Method::Impulse);
     p.bodiesStart = raw(bodiesStart_);
     p.bodiesPredicted = raw(bodiesPredicted_);
@@ -1845,7 +1851,9 @@ class DeviceWorld final : public World {
   }
   // collider contacts, wide
   bool wideColliderContacts_ = false;
-  Vector<int> bodyNear_, chunkContactCount_, chunkContactOffset_, pushGate_, pushDone_, pushMoved_;
+  Vector<int> bodyNear_, chunkContactCount_, chunkContactOffset_, pushGate_, pushDone_, pushMoved_, chunkDeepestAt_,
+      pushPoint_;
+  Vector<float> pushMost_;
   Vector<Float4> chunkDeepest_, pushFrom_;
   // body–body contact
   bool bodyContacts_ = false;

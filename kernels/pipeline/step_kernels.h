@@ -187,10 +187,13 @@ struct StepParams {
   int* chunkContactCount = nullptr;   // (ncollider × nchunk + 1) contacts per chunk; last is 0
   int* chunkContactOffset = nullptr;  // (ncollider × nchunk + 1) exclusive scan of the counts
   Float4* chunkDeepest = nullptr;     // (nchunk) normal xyz, depth w of each chunk's deepest
+  int* chunkDeepestAt = nullptr;      // (nchunk) its particle (of its body's shape)
   int* pushGate = nullptr;            // (nbody) tested against the pass's current collider
   int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished
   int* pushMoved = nullptr;           // (nbody) moved in the current pass
   Float4* pushFrom = nullptr;         // (nbody) centre when armed; w 1: a lone body (LimitPushWork)
+  int* pushPoint = nullptr;           // (nbody) the deepest push's particle, −1 none (LimitPushWork)
+  float* pushMost = nullptr;          // (nbody) its depth
   // bodies that touch (physics.md §6–7); see "Body–body contact" below
   bool deferContacts = false;      // the per-body step stops at the predicted pose
   bool colliderContacts = true;    // body-level collider contacts are part of the step
@@ -776,10 +779,11 @@ SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlo
 }
 
 /// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h).
-SMASH_HD void pushOut(const StepParams& p, BodyData& b) {
+/// `deepest` (may be null): the deepest push's particle, as pushOutOfColliders.
+SMASH_HD void pushOut(const StepParams& p, BodyData& b, int* deepest = nullptr) {
   const ShapeData& shape = p.shapes[b.shape];
   pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
-                     RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
+                     RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius, deepest);
 }
 
 /// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
@@ -826,9 +830,9 @@ SMASH_HD float sdfRounding(const Collider<float>& c, float far, float radius) {
 /// instead of its particles (issue 13).
 /// Host code only (resolveBodyContacts).
 inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
-                            const ContactSlot* c, int count, bool complete) {
+                            const ContactSlot* c, int count, bool complete, int* deepest) {
   if (!complete) {
-    pushOut(p, b);
+    pushOut(p, b, deepest);
     return;
   }
   const ShapeData& shape = p.shapes[b.shape];
@@ -837,12 +841,14 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
   const float turned =
       glm::sqrt(glm::dot(turn[0], turn[0]) + glm::dot(turn[1], turn[1]) + glm::dot(turn[2], turn[2])) * shape.radius;
   float moved = glm::length(b.centre - atCentre) + turned;
+  float most = 0.0f;
   for (int pass = 0; pass < kPushOutPasses; ++pass) {
     bool pushed = false;
     for (int k = 0; k < p.colliderCount; ++k) {
       const Collider<float>& collider = p.colliders[k];
       V3 normal(0.0f);
       float depth = 0.0f;
+      int at = -1;
       // How far a particle may have come toward the collider since the gather: for a plane the
       // centre's move along -n (this pass's centre, the pushes so far included) and the turn.
       const float toward = collider.type == ColliderType::Plane
@@ -859,30 +865,39 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
             if (-s.phi > depth) {
               depth = -s.phi;
               normal = s.gradient;
+              at = c[j].particle;
             }
           }
       } else {
-        depth = deepestInside(collider, b.centre, b.rotation, rest, shape.count, shape.radius, normal);
+        depth = deepestInside(collider, b.centre, b.rotation, rest, shape.count, shape.radius, normal, &at);
       }
       if (depth > 0.0f) {
         b.centre += depth * normal;
         moved += depth;
         pushed = true;
+        if (depth > most) {
+          most = depth;
+          *deepest = at;
+        }
       }
     }
     if (!pushed) break;
   }
 }
 
-/// A lone body's push-out against the colliders (from the centre `pushFrom`) does no work past
-/// the step's start (`start`): contact_solver.h limitPushWork. resolveBodyContacts after the
-/// move, and LimitPushWork after the wide passes (always after the move).
-SMASH_HD void limitLonePushWork(const StepParams& p, const BodyData& start, BodyData& b, const V3& pushFrom) {
+/// A lone body's push-out against the colliders (from the centre `pushFrom`; `deepest` its deepest
+/// push's particle, −1 for none) does no work past the step's start (`start`): contact_solver.h
+/// limitPushWork. resolveBodyContacts after the move, and LimitPushWork after the wide passes
+/// (always after the move).
+SMASH_HD void limitLonePushWork(const StepParams& p, const BodyData& start, BodyData& b, const V3& pushFrom,
+                                int deepest) {
   const ShapeData& shape = p.shapes[b.shape];
-  limitPushWork(b.velocity, b.angularVelocity, b.rotation, b.centre - pushFrom, start.velocity,
+  const V3 rest = deepest >= 0 ? xyz(load4(p.rest[shape.restOffset + deepest])) : V3(0.0f);
+  limitPushWork(b.velocity, b.angularVelocity, b.rotation, b.centre - pushFrom, b.rotation * rest,
+                start.rotation * rest, start.velocity,
                 start.angularVelocity, start.rotation, b.centre - start.centre,
                 glm::max(largestCoordinate(b.centre), largestCoordinate(start.centre)), shape.mass, shape.inertia,
-                p.gravity, p.h);
+                shape.inertiaInverse, p.gravity, p.h);
 }
 
 /// Body-level contact against the colliders: `start` is the body at the step's start (its
@@ -912,8 +927,9 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
 #if !defined(__CUDA_ARCH__)
     if (overflow) p.contactOverflow[bodyIndex] += overflow;
     const V3 pushFrom = b.centre;
-    pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
-    if (moved) limitLonePushWork(p, start, b, pushFrom);
+    int deepest = -1;
+    pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete, &deepest);
+    if (moved) limitLonePushWork(p, start, b, pushFrom, deepest);
     return;
 #endif
   } else {
@@ -928,8 +944,9 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
   const V3 pushFrom = b.centre;
-  pushOut(p, b);
-  if (moved) limitLonePushWork(p, start, b, pushFrom);
+  int deepest = -1;
+  pushOut(p, b, &deepest);
+  if (moved) limitLonePushWork(p, start, b, pushFrom, deepest);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1104,6 +1121,8 @@ struct ColliderManifold {
 /// work LimitPushWork bounds after the passes (resolveBodyContacts' limitLonePushWork).
 SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, bool push, bool lone = false) {
   p.pushFrom[bodyIndex] = Float4(b.centre, lone ? 1.0f : 0.0f);
+  p.pushPoint[bodyIndex] = -1;
+  p.pushMost[bodyIndex] = 0.0f;
   p.pushMoved[bodyIndex] = 0;
   p.pushDone[bodyIndex] = push ? 0 : 1;
   p.pushGate[bodyIndex] = push && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
@@ -1144,13 +1163,15 @@ struct ChunkDeepest {
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     float depth = 0.0f;
     V3 normal(0.0f);
-    lanes.firstLargestOf(range.end - range.first, depth, normal, [&](int k, V3& gradient) {
+    const int winner = lanes.firstLargestOf(range.end - range.first, depth, normal, [&](int k, V3& gradient) {
       const SdfSample<float> s =
           sdfCollider(p.colliders[collider], b.centre + leverArm(b, rest, range.first + k));
       gradient = s.gradient;
       return -s.phi;
     });
-    if (lanes.leader()) p.chunkDeepest[c] = Float4(normal, depth);
+    if (!lanes.leader()) return;
+    p.chunkDeepest[c] = Float4(normal, depth);
+    if (depth > 0.0f) p.chunkDeepestAt[c] = range.first + winner - b.particleOffset;
   }
 };
 
@@ -1170,9 +1191,10 @@ struct PushOutApply {
     if (p.pushDone[bodyIndex]) return;
     float depth = 0.0f;
     V3 normal(0.0f);
+    int chunk = -1;
     if (p.pushGate[bodyIndex]) {
       const int first = p.bodyFirstChunk[bodyIndex];
-      lanes.firstLargestOf(p.bodyFirstChunk[bodyIndex + 1] - first, depth, normal, [&](int k, V3& n) {
+      chunk = first + lanes.firstLargestOf(p.bodyFirstChunk[bodyIndex + 1] - first, depth, normal, [&](int k, V3& n) {
         const Float4 d = load4(p.chunkDeepest[first + k]);
         n = xyz(d);
         return d.w;
@@ -1185,6 +1207,10 @@ struct PushOutApply {
       b.centre += depth * normal;
       p.bodies[bodyIndex] = b;
       p.pushMoved[bodyIndex] = 1;
+      if (depth > p.pushMost[bodyIndex]) {  // the deepest push's particle (pushOutOfColliders')
+        p.pushMost[bodyIndex] = depth;
+        p.pushPoint[bodyIndex] = p.chunkDeepestAt[chunk];
+      }
     }
     int next = collider + 1;
     if (next == p.colliderCount) {
@@ -2534,7 +2560,7 @@ struct FinishPairBodiesWide {  // the push-out armed for the wide passes
 /// start (limitLonePushWork, where resolveBodyContacts calls it: the same bits).
 SMASH_HD void limitArmedPushWork(const StepParams& p, int b, BodyData& body) {
   const Float4 from = load4(p.pushFrom[b]);
-  if (from.w != 0.0f) limitLonePushWork(p, p.bodiesStart[b], body, xyz(from));
+  if (from.w != 0.0f) limitLonePushWork(p, p.bodiesStart[b], body, xyz(from), p.pushPoint[b]);
 }
 struct LimitPushWork {
   StepParams p;

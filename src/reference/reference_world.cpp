@@ -379,14 +379,17 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   // limitPushWork).
   BodyState& body = bodies_[b];
   const glm::dvec3 pushFrom = body.centre;
-  pushOut(b);
+  int deepest = -1;
+  pushOut(b, &deepest);
   if (!moved) return;
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const double far = std::max({std::abs(body.centre.x), std::abs(body.centre.y), std::abs(body.centre.z),
                                std::abs(start.centre.x), std::abs(start.centre.y), std::abs(start.centre.z)});
-  limitPushWork(body.velocity, body.angularVelocity, body.rotation, body.centre - pushFrom, start.velocity,
+  const glm::dvec3 rest = deepest >= 0 ? shape.rest[static_cast<std::size_t>(deepest)] : glm::dvec3(0.0);
+  limitPushWork(body.velocity, body.angularVelocity, body.rotation, body.centre - pushFrom, body.rotation * rest,
+                start.rotation * rest, start.velocity,
                 start.angularVelocity, start.rotation, body.centre - start.centre, far, shape.totalMass,
-                shape.inertia, scene_.gravity, scene_.stepDt());
+                shape.inertia, shape.inertiaInverse, scene_.gravity, scene_.stepDt());
 }
 
 // ---- Bodies that touch (physics.md §6–7) ----------------------------------------------------------
@@ -1027,12 +1030,12 @@ void ReferenceWorld::reduceToManifold(std::size_t b, std::vector<PairContact<dou
 // Positions: "move the body out" (physics.md §3) along the normal of its deepest point, collider by
 // collider. A push out of one collider can push into another (a wedge); a few passes settle
 // that. Planes at right angles need one. The same passes as every backend's.
-void ReferenceWorld::pushOut(std::size_t b) {
+void ReferenceWorld::pushOut(std::size_t b, int* deepest) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   BodyState& body = bodies_[b];
   pushOutOfColliders(scene_.colliders.data(), static_cast<int>(scene_.colliders.size()), body.centre,
                      body.rotation, [&](int i) { return shape.rest[static_cast<std::size_t>(i)]; },
-                     static_cast<int>(shape.rest.size()), shape.boundingRadius);
+                     static_cast<int>(shape.rest.size()), shape.boundingRadius, deepest);
 }
 
 // physics.md §3 step 2, literally: one virtual contact point r_c, the average of the approaching
