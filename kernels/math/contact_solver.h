@@ -787,6 +787,20 @@ SMASH_HD T limitBounceEnergy(SolverBody<T>& body, const SolverBody<T>& predicted
   return scale;
 }
 
+/// limitPushWork's stop at one point. An impulse J n (n the push's direction, g·n < 0) at a point
+/// whose velocity along n is u < 0 and whose inverse effective mass along n is k changes E* by
+/// J (u + h g·n / 2) + J² k / 2 — the potential part from c − h v/2; `halfGn` = h g·n / 2 —
+/// falling for J up to −u/k (the point's approach stopped). In units of the point's velocity
+/// change Δ = J k: Δ a + Δ² / 2 per 1/k, a = u + halfGn; returns Δ, the smaller root of a change
+/// of −excess (`twiceExcessK` = 2 excess k), without the cancellation of −a − √disc (a < 0), at
+/// most −u.
+template <class T>
+SMASH_HD T pushStop(T u, T halfGn, T twiceExcessK) {
+  const T a = u + halfGn;
+  const T disc = a * a - twiceExcessK;
+  return disc >= T(0) ? glm::min(-u, twiceExcessK / (-a + glm::sqrt(disc))) : -u;
+}
+
 /// The push-out does no work past the step's start, as far as the body's approach allows (issue
 /// 11): after a lone body's collider contacts and push-out, the excess of its E* = KE + PE(c − h v/2)
 /// over the start's (`startV`, `startW` at `startRotation`; `fromStart` = c − c_start) beyond
@@ -800,8 +814,9 @@ SMASH_HD T limitBounceEnergy(SolverBody<T>& body, const SolverBody<T>& predicted
 /// along the push: an impulse through the centre along the push's direction that at most stops
 /// that approach, never reverses it — the inelastic part of a contact (not along −g: a body
 /// sliding down a slope falls without approaching the slope's normal). What the centre cannot
-/// give comes off the approach of the push's deepest point (`at` from the centre at the end pose,
-/// `atStart` the same particle from the start's centre at the start's rotation; 0: none), by an
+/// give comes off the approach of the push's deepest point (`at` its arm from the centre at the
+/// end pose, `atStart` the same particle's from the start's centre at the start's rotation, both
+/// in the world; 0: none), by an
 /// impulse there along the push that at most stops it: a rod that its bounce spun up and sent
 /// rising, its far end swung into the floor within the step, gained 7.7% in one step with
 /// nothing falling to stop. What none of them can take stays: scaling the spin down instead
@@ -828,29 +843,15 @@ SMASH_HD void limitPushWork(Vec3<T>& v, Vec3<T>& w, const Mat3<T>& rotation, con
   const T slack = T(1e-5) * (ke + keStart) + T(1e-6) * far * mass * glm::length(gravity) + ScalarTraits<T>::tiny;
   T excess = glm::min(gain - slack, rise);
   if (!(excess > T(0))) return;
-  // An impulse J n (n the push's direction, g·n < 0: rise > 0) at a point whose velocity along n
-  // is u and whose inverse effective mass along n is k changes E* by J (u + h g·n / 2) + J² k / 2
-  // — the potential part from c − h v/2 — falling for J up to −u/k (the point's approach
-  // stopped) while the point approaches (u < 0). In units of the point's velocity change Δ = J k:
-  // Δ a + Δ² / 2 per 1/k, a = u + h g·n / 2; Δ the smaller root of a change of −excess, without
-  // the cancellation of −a − √disc (a < 0), at most −u.
   const Vec3<T> n = pushed / glm::length(pushed);
   const T halfGn = T(0.5) * h * glm::dot(gravity, n);
-  auto stop = [&](T u, T twiceExcessK) {
-    const T a = u + halfGn;
-    const T disc = a * a - twiceExcessK;
-    return disc >= T(0) ? glm::min(-u, twiceExcessK / (-a + glm::sqrt(disc))) : -u;
-  };
   // First the centre (k = 1/m): the inelastic part of the contacts the solve did not see.
   const T vn = glm::dot(v, n);
   if (vn < T(0)) {
-    const T delta = stop(vn, T(2) * excess / mass);
+    const T delta = pushStop(vn, halfGn, T(2) * excess / mass);
     if (delta > T(0)) v += delta * n;
-    if (!(delta < -vn)) {
-      excess += mass * delta * (vn + halfGn + T(0.5) * delta);  // what the centre's stop took
-    } else {
-      return;  // all of it
-    }
+    if (delta < -vn) return;                                  // all of it
+    excess += mass * delta * (vn + halfGn + T(0.5) * delta);  // what the centre's stop took
   }
   // Then the rest from the push's deepest point: a body whose bounce spun it up and sent it
   // rising, its far end swung into the floor within the step, has no fall of its centre to stop —
@@ -859,23 +860,23 @@ SMASH_HD void limitPushWork(Vec3<T>& v, Vec3<T>& w, const Mat3<T>& rotation, con
   // start's centre, at the start's rotation): a rod spinning at 1 rad a step swings its end down
   // through the floor and up again within the step, rising at the end pose — it was approaching
   // at the start. An impulse J n at arm r: k = 1/m + (r × n)·I⁻¹(r × n) (world inverse inertia
-  // R I⁻¹ Rᵀ, `invInertia` in the body frame, at the end pose, where the velocities are).
-  auto fromPoint = [&](const Vec3<T>& r) {
-    if (!(excess > T(0))) return;
+  // R I⁻¹ Rᵀ, `invInertia` in the body frame, at the end pose, where the velocities are). (One
+  // loop, not a lambda called twice: on CUDA the lambda took 80 registers, the loop 72; the arms
+  // in the body frame 76.)
+  for (int stage = 0; stage < 2 && excess > T(0); ++stage) {
+    const Vec3<T> r = stage == 0 ? at : atStart;
     const Vec3<T> rn = glm::cross(r, n);
     const T u = glm::dot(v + glm::cross(w, r), n);
-    if (!(u < T(0))) return;
+    if (!(u < T(0))) continue;
     const Vec3<T> turn = rotation * (invInertia * (glm::transpose(rotation) * rn));
     const T k = T(1) / mass + glm::dot(rn, turn);
-    const T delta = stop(u, T(2) * excess * k);
-    if (!(delta > T(0))) return;
+    const T delta = pushStop(u, halfGn, T(2) * excess * k);
+    if (!(delta > T(0))) continue;
     const T impulse = delta / k;
     v += (impulse / mass) * n;
     w += impulse * turn;
     excess += impulse * (u + halfGn + T(0.5) * delta);
-  };
-  fromPoint(at);
-  fromPoint(atStart);
+  }
 }
 
 /// Twice the rotational energy of world ω `w` at pose `r` (`inertia` in the body frame).
@@ -1089,7 +1090,7 @@ constexpr int kPushOutPasses = 5;
 /// cannot reach the collider; the answer is the same.
 template <class T, class Rest>
 SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, const Mat3<T>& rotation,
-                         const Rest& rest, int count, T radius, Vec3<T>& normal, int* at = nullptr) {
+                         const Rest& rest, int count, T radius, Vec3<T>& normal, int& at) {
   T deepest = T(0);
   if (sdfCollider(collider, centre).phi > radius + lipschitzSlack(collider)) return deepest;
   for (int i = 0; i < count; ++i) {
@@ -1097,38 +1098,44 @@ SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, con
     if (-s.phi > deepest) {
       deepest = -s.phi;
       normal = s.gradient;
-      if (at) *at = i;
+      at = i;
     }
   }
   return deepest;
 }
+template <class T, class Rest>
+SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, const Mat3<T>& rotation,
+                         const Rest& rest, int count, T radius, Vec3<T>& normal) {
+  int at = -1;
+  return deepestInside(collider, centre, rotation, rest, count, radius, normal, at);
+}
 
 /// The push-out passes of one body against every collider (the per-particle strategy runs the
-/// same passes as segmented maxima over chunks: ChunkDeepest, PushOutApply). `deepest` (may be
-/// null; the caller sets it to −1): the particle of the deepest of the pushes, the first on ties
-/// (limitPushWork's point).
+/// same passes as segmented maxima over chunks: ChunkDeepest, PushOutApply). Returns the particle
+/// of the deepest of the pushes, the first on ties (limitPushWork's point); −1: none.
 template <class T, class Rest>
-SMASH_HD void pushOutOfColliders(const Collider<T>* colliders, int colliderCount, Vec3<T>& centre,
-                                 const Mat3<T>& rotation, const Rest& rest, int count, T radius,
-                                 int* deepest = nullptr) {
+SMASH_HD int pushOutOfColliders(const Collider<T>* colliders, int colliderCount, Vec3<T>& centre,
+                                const Mat3<T>& rotation, const Rest& rest, int count, T radius) {
   T most = T(0);
+  int deepest = -1;
   for (int pass = 0; pass < kPushOutPasses; ++pass) {
     bool moved = false;
     for (int k = 0; k < colliderCount; ++k) {
       Vec3<T> normal(T(0));
       int at = -1;
-      const T depth = deepestInside(colliders[k], centre, rotation, rest, count, radius, normal, &at);
+      const T depth = deepestInside(colliders[k], centre, rotation, rest, count, radius, normal, at);
       if (depth > T(0)) {
         centre += depth * normal;
         moved = true;
-        if (deepest && depth > most) {
+        if (depth > most) {
           most = depth;
-          *deepest = at;
+          deepest = at;
         }
       }
     }
     if (!moved) break;
   }
+  return deepest;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -779,11 +779,11 @@ SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlo
 }
 
 /// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h).
-/// `deepest` (may be null): the deepest push's particle, as pushOutOfColliders.
-SMASH_HD void pushOut(const StepParams& p, BodyData& b, int* deepest = nullptr) {
+/// Returns the deepest push's particle, as pushOutOfColliders.
+SMASH_HD int pushOut(const StepParams& p, BodyData& b) {
   const ShapeData& shape = p.shapes[b.shape];
-  pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
-                     RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius, deepest);
+  return pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
+                            RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
 }
 
 /// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
@@ -829,12 +829,9 @@ SMASH_HD float sdfRounding(const Collider<float>& c, float far, float radius) {
 /// it back up by about g h², half the default margin: its push-out reads its ~100 contacts
 /// instead of its particles (issue 13).
 /// Host code only (resolveBodyContacts).
-inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
-                            const ContactSlot* c, int count, bool complete, int* deepest) {
-  if (!complete) {
-    pushOut(p, b, deepest);
-    return;
-  }
+inline int pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
+                           const ContactSlot* c, int count, bool complete) {
+  if (!complete) return pushOut(p, b);
   const ShapeData& shape = p.shapes[b.shape];
   const RestOffsets rest{p.rest + shape.restOffset};
   const M3 turn = b.rotation - atRotation;
@@ -842,6 +839,7 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
       glm::sqrt(glm::dot(turn[0], turn[0]) + glm::dot(turn[1], turn[1]) + glm::dot(turn[2], turn[2])) * shape.radius;
   float moved = glm::length(b.centre - atCentre) + turned;
   float most = 0.0f;
+  int deepest = -1;
   for (int pass = 0; pass < kPushOutPasses; ++pass) {
     bool pushed = false;
     for (int k = 0; k < p.colliderCount; ++k) {
@@ -869,7 +867,7 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
             }
           }
       } else {
-        depth = deepestInside(collider, b.centre, b.rotation, rest, shape.count, shape.radius, normal, &at);
+        depth = deepestInside(collider, b.centre, b.rotation, rest, shape.count, shape.radius, normal, at);
       }
       if (depth > 0.0f) {
         b.centre += depth * normal;
@@ -877,12 +875,13 @@ inline void pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre
         pushed = true;
         if (depth > most) {
           most = depth;
-          *deepest = at;
+          deepest = at;
         }
       }
     }
     if (!pushed) break;
   }
+  return deepest;
 }
 
 /// A lone body's push-out against the colliders (from the centre `pushFrom`; `deepest` its deepest
@@ -927,8 +926,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
 #if !defined(__CUDA_ARCH__)
     if (overflow) p.contactOverflow[bodyIndex] += overflow;
     const V3 pushFrom = b.centre;
-    int deepest = -1;
-    pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete, &deepest);
+    const int deepest = pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
     if (moved) limitLonePushWork(p, start, b, pushFrom, deepest);
     return;
 #endif
@@ -944,8 +942,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
   const V3 pushFrom = b.centre;
-  int deepest = -1;
-  pushOut(p, b, &deepest);
+  const int deepest = pushOut(p, b);
   if (moved) limitLonePushWork(p, start, b, pushFrom, deepest);
 }
 

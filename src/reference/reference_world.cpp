@@ -379,8 +379,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   // limitPushWork).
   BodyState& body = bodies_[b];
   const glm::dvec3 pushFrom = body.centre;
-  int deepest = -1;
-  pushOut(b, &deepest);
+  const int deepest = pushOut(b);
   if (!moved) return;
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   const double far = std::max({std::abs(body.centre.x), std::abs(body.centre.y), std::abs(body.centre.z),
@@ -1030,12 +1029,12 @@ void ReferenceWorld::reduceToManifold(std::size_t b, std::vector<PairContact<dou
 // Positions: "move the body out" (physics.md §3) along the normal of its deepest point, collider by
 // collider. A push out of one collider can push into another (a wedge); a few passes settle
 // that. Planes at right angles need one. The same passes as every backend's.
-void ReferenceWorld::pushOut(std::size_t b, int* deepest) {
+int ReferenceWorld::pushOut(std::size_t b) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   BodyState& body = bodies_[b];
-  pushOutOfColliders(scene_.colliders.data(), static_cast<int>(scene_.colliders.size()), body.centre,
-                     body.rotation, [&](int i) { return shape.rest[static_cast<std::size_t>(i)]; },
-                     static_cast<int>(shape.rest.size()), shape.boundingRadius, deepest);
+  return pushOutOfColliders(scene_.colliders.data(), static_cast<int>(scene_.colliders.size()), body.centre,
+                            body.rotation, [&](int i) { return shape.rest[static_cast<std::size_t>(i)]; },
+                            static_cast<int>(shape.rest.size()), shape.boundingRadius);
 }
 
 // physics.md §3 step 2, literally: one virtual contact point r_c, the average of the approaching

@@ -194,7 +194,7 @@ class ReferenceWorld final : public World {
                       std::vector<PairContact<double>>& contacts);
   /// The collider contact manifold of body b (math/contact_solver.h reduceColliderContacts).
   void reduceToManifold(std::size_t b, std::vector<PairContact<double>>& contacts) const;
-  void pushOut(std::size_t b, int* deepest = nullptr);  // deepest: the deepest push's particle
+  int pushOut(std::size_t b);  // returns the deepest push's particle (−1: none)
   void averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts);
   void writeParticlesFromBody(std::size_t b);
   double contactMargin() const;
