@@ -921,15 +921,13 @@ TEST_CASE("rods dropped spinning on a plane with restitution 1 gain no energy", 
   // drops: rods of 80 to 300 random surface points, 0.3 to 1 m long and 1 to 5 cm across, dropped
   // from 0.4 to 1.5 m at any orientation, spinning at 5 to 25 rad/s about a random axis, onto a
   // plane with restitution 1 and no friction, h 1/60 and 0.02 s; both methods, reference and omp,
-  // 400 steps. Energy is E* (above). Measured (2026-12-07): 12 of the 96 runs gain more than
-  // 10⁻³, up to +8.3% (before limitPushWork: 32, up to +96%; with its centre stage alone: 24, up
-  // to +19% — trial 2, +7.7%, a rod rising from its bounce with its far end pushed out of the
-  // floor, now within 10⁻³: its point stages). What is left is one-step gains in bounces that
-  // turn the rod by 1.8–2.9 rad in the step (trial 8, shape matching, reference: +7.4% in step
-  // 314, its bounce placing it 0.11 m down and the push-out lifting it 0.16 m, the far end's
-  // approach stopped and still 0.7 J over), and slow climbs of a rod spinning on its end at 40–50
-  // rad/s with shape matching (+0.05–0.3% a step; its pose turns 0.2–0.4 rad a step while ω says
-  // 1 rad: docs/solver.md, "The push-out's work").
+  // 400 steps. Energy is E* (above). Measured (2026-12-07): 3 of the 96 runs gain more than 10⁻³,
+  // up to +2.6% (before limitPushWork: 32, up to +96%; with its centre stage alone 24, up to
+  // +19%; with its point stages 12, up to +8.3%; math/contact_solver.h limitPushWork). What is
+  // left, shape matching only (trial 8, reference and omp, +2.6%; trial 14, reference, +0.39%):
+  // a rod spinning on one end at 40–50 rad/s, mostly about its axis, that climbs by a push-out
+  // each step with no solve and nothing approaching — its pose turns 0.2–0.4 rad a step while
+  // |ω| h is 1 rad, the stiff axial spin (docs/solver.md, "A thin rod's stiff axial spin").
   Random rng(4242);
   int runs = 0, bounced = 0;
   for (int trial = 0; trial < 24; ++trial) {

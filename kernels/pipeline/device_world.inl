@@ -375,6 +375,7 @@ class DeviceWorld final : public World {
       fixed(&DeviceWorld::pushMoved_, z.bodies);
       fixed(&DeviceWorld::pushFrom_, z.bodies);
       fixed(&DeviceWorld::pushPoint_, z.bodies);
+      fixed(&DeviceWorld::pushSolvedFrom_, 2 * z.bodies);
       fixed(&DeviceWorld::pushMost_, z.bodies);
     }
     if (z.bodyContacts) {
@@ -726,11 +727,12 @@ class DeviceWorld final : public World {
     const StepParams p = params();
     stage(kColliderContacts, [&] {
       const Gathered g = colliderGather();
-      launchLanes("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 24) + 2 * g.contacts * C);
+      // (+ the push-out's arming, 32 B, and the velocities before the solve, 32 B: limitPushWork)
+      launchLanes("SolveColliderContacts", nb, SolveColliderContacts{p}, nb * (2 * BD + 64) + 2 * g.contacts * C);
     });
     stage(kPushOut, [&] {
       pushOutPasses();
-      launch("LimitPushWorkAndWatch", nb, LimitPushWorkAndWatch{p}, nb * (3 * BD + 16));
+      launch("LimitPushWorkAndWatch", nb, LimitPushWorkAndWatch{p}, nb * (3 * BD + 68));
     });
   }
 
@@ -783,8 +785,8 @@ class DeviceWorld final : public World {
         const double gated = census_ ? censusCount(pushGate_) : 0;
         const double active = census_ ? nb - censusCount(pushDone_) : 0;  // armed and not done
         const double gatedChunks = nb ? gated * chunks / nb : 0;  // bodies of one shape size: exact
-        launchLanes("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 16 + gated * BD);
-        launchLanes("PushOutApply", nb, PushOutApply{p, k}, nb * 4.0 + active * (BD + 8) + gatedChunks * 16);
+        launchLanes("ChunkDeepest", chunks, ChunkDeepest{p, k}, chunks * 12.0 + gatedChunks * 20 + gated * BD);
+        launchLanes("PushOutApply", nb, PushOutApply{p, k}, nb * 4.0 + active * (BD + 20) + gatedChunks * 16);
       }
   }
 
@@ -1035,7 +1037,7 @@ class DeviceWorld final : public World {
       stage(kPushOut, [&] {
         pushOutPasses();
         // The lone bodies' push-out is over (PrepareBodiesWide armed them; shock levels do not move them).
-        launch("LimitPushWork", nb, LimitPushWork{p}, nb * (2 * BD + 16));
+        launch("LimitPushWork", nb, LimitPushWork{p}, nb * (2 * BD + 68));
       });
     // The bodies a level of shock propagation moves are pushed out of the colliders before the
     // next level reads them: wide, the passes after each level (every level, populated or not: a
@@ -1552,6 +1554,7 @@ class DeviceWorld final : public World {
     p.pushMoved = raw(pushMoved_);
     p.pushFrom = raw(pushFrom_);
     p.pushPoint = raw(pushPoint_);
+    p.pushSolvedFrom = raw(pushSolvedFrom_);
     p.pushMost = raw(pushMost_);
     p.colliderContacts = s.contact == ContactModel::Impulse && (s.collideAfter || s.method == Method::Impulse);
     p.bodiesStart = raw(bodiesStart_);
@@ -1854,7 +1857,7 @@ class DeviceWorld final : public World {
   Vector<int> bodyNear_, chunkContactCount_, chunkContactOffset_, pushGate_, pushDone_, pushMoved_, chunkDeepestAt_,
       pushPoint_;
   Vector<float> pushMost_;
-  Vector<Float4> chunkDeepest_, pushFrom_;
+  Vector<Float4> chunkDeepest_, pushFrom_, pushSolvedFrom_;
   // body–body contact
   bool bodyContacts_ = false;
   Vector<BodyData> bodiesStart_, bodiesPredicted_;

@@ -191,7 +191,9 @@ struct StepParams {
   int* pushGate = nullptr;            // (nbody) tested against the pass's current collider
   int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished
   int* pushMoved = nullptr;           // (nbody) moved in the current pass
-  Float4* pushFrom = nullptr;         // (nbody) centre when armed; w 1: a lone body (LimitPushWork)
+  Float4* pushFrom = nullptr;         // (nbody) centre when armed; w 1: a lone body (LimitPushWork), 2: one
+                                      // whose collider contacts were solved (pushSolvedFrom)
+  Float4* pushSolvedFrom = nullptr;   // (2 nbody) v, ω before that solve (ω turned with the pose)
   int* pushPoint = nullptr;           // (nbody) the deepest push's particle, −1 none (LimitPushWork)
   float* pushMost = nullptr;          // (nbody) its depth
   // bodies that touch (physics.md §6–7); see "Body–body contact" below
@@ -886,17 +888,18 @@ inline int pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre,
 
 /// A lone body's push-out against the colliders (from the centre `pushFrom`; `deepest` its deepest
 /// push's particle, −1 for none) does no work past the step's start (`start`): contact_solver.h
-/// limitPushWork. resolveBodyContacts after the move, and LimitPushWork after the wide passes
+/// limitPushWork (`solvedFromV`, `solvedFromW`: the velocities before the collider solve, ω
+/// turned with the pose as the solve turned it; the current ones where nothing was solved). resolveBodyContacts after the move, and LimitPushWork after the wide passes
 /// (always after the move).
 SMASH_HD void limitLonePushWork(const StepParams& p, const BodyData& start, BodyData& b, const V3& pushFrom,
-                                int deepest) {
+                                int deepest, const V3& solvedFromV, const V3& solvedFromW) {
   const ShapeData& shape = p.shapes[b.shape];
   const V3 rest = deepest >= 0 ? xyz(load4(p.rest[shape.restOffset + deepest])) : V3(0.0f);
   limitPushWork(b.velocity, b.angularVelocity, b.rotation, b.centre - pushFrom, b.rotation * rest,
                 start.rotation * rest, start.velocity,
                 start.angularVelocity, start.rotation, b.centre - start.centre,
                 glm::max(largestCoordinate(b.centre), largestCoordinate(start.centre)), shape.mass, shape.inertia,
-                shape.inertiaInverse, p.gravity, p.h);
+                shape.inertiaInverse, p.gravity, p.h, solvedFromV, solvedFromW);
 }
 
 /// Body-level contact against the colliders: `start` is the body at the step's start (its
@@ -908,6 +911,8 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
                                   bool moved) {
   ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
   long long overflow = 0;
+  const V3 solvedFromV = b.velocity;  // before the collider solve (limitLonePushWork)
+  V3 solvedFromW = b.angularVelocity;
   if (!p.averagedContacts) {
     int count = 0;
     gatherContacts(p, start, b, slots, count, overflow);
@@ -922,12 +927,16 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
     const M3 atRotation = b.rotation;
 #endif
     count = colliderManifold(p, b, slots, count);
-    if (count > 0) solveColliderContacts<Warm>(p, bodyIndex, start, b, slots, count, moved);
+    if (count > 0) {
+      const M3 before = b.rotation;
+      solveColliderContacts<Warm>(p, bodyIndex, start, b, slots, count, moved);
+      solvedFromW = b.rotation * (glm::transpose(before) * solvedFromW);
+    }
 #if !defined(__CUDA_ARCH__)
     if (overflow) p.contactOverflow[bodyIndex] += overflow;
     const V3 pushFrom = b.centre;
     const int deepest = pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
-    if (moved) limitLonePushWork(p, start, b, pushFrom, deepest);
+    if (moved) limitLonePushWork(p, start, b, pushFrom, deepest, solvedFromV, solvedFromW);
     return;
 #endif
   } else {
@@ -943,7 +952,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
   const V3 pushFrom = b.centre;
   const int deepest = pushOut(p, b);
-  if (moved) limitLonePushWork(p, start, b, pushFrom, deepest);
+  if (moved) limitLonePushWork(p, start, b, pushFrom, deepest, solvedFromV, solvedFromW);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1135,10 +1144,17 @@ struct SolveColliderContacts {
     BodyData b = p.bodies[bodyIndex];
     ContactSlot* slots = p.contacts + static_cast<long long>(bodyIndex) * p.contactCapacity;
     const int count = p.colliderContactCount[bodyIndex];
+    const V3 solvedFromV = b.velocity, solvedFromW = b.angularVelocity;
+    const M3 before = b.rotation;
     if (count > 0) solveColliderContacts<true>(p, bodyIndex, p.bodiesStart[bodyIndex], b, slots, count, true, lanes);
     if (!lanes.leader()) return;
     p.bodies[bodyIndex] = b;
     armPushOut(p, bodyIndex, b, !b.asleep, !b.asleep);  // a sleeping body is not pushed
+    if (count > 0 && !b.asleep) {  // limitLonePushWork's velocities before the solve
+      p.pushFrom[bodyIndex].w = 2.0f;
+      p.pushSolvedFrom[2 * bodyIndex] = Float4(solvedFromV, 0.0f);
+      p.pushSolvedFrom[2 * bodyIndex + 1] = Float4(b.rotation * (glm::transpose(before) * solvedFromW), 0.0f);
+    }
   }
 };
 
@@ -2557,7 +2573,13 @@ struct FinishPairBodiesWide {  // the push-out armed for the wide passes
 /// start (limitLonePushWork, where resolveBodyContacts calls it: the same bits).
 SMASH_HD void limitArmedPushWork(const StepParams& p, int b, BodyData& body) {
   const Float4 from = load4(p.pushFrom[b]);
-  if (from.w != 0.0f) limitLonePushWork(p, p.bodiesStart[b], body, xyz(from), p.pushPoint[b]);
+  if (from.w == 0.0f) return;
+  V3 solvedFromV = body.velocity, solvedFromW = body.angularVelocity;
+  if (from.w == 2.0f) {
+    solvedFromV = xyz(load4(p.pushSolvedFrom[2 * b]));
+    solvedFromW = xyz(load4(p.pushSolvedFrom[2 * b + 1]));
+  }
+  limitLonePushWork(p, p.bodiesStart[b], body, xyz(from), p.pushPoint[b], solvedFromV, solvedFromW);
 }
 struct LimitPushWork {
   StepParams p;

@@ -348,6 +348,9 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   // solver (math/contact_solver.h) with the colliders as a static body. The averaged impulse of
   // physics.md §3 goes collider by collider, as the lab does per plane.
   std::vector<PairContact<double>> contacts;
+  // The velocities before the collider solve, ω turned with the pose as the solve turns it
+  // (limitPushWork's last stage scales the solve's change back).
+  glm::dvec3 solvedFromV = bodies_[b].velocity, solvedFromW = bodies_[b].angularVelocity;
   if (scene_.solver.contactSolver == ContactSolver::Sequential) {
     for (std::size_t k = 0; k < scene_.colliders.size(); ++k)
       gatherContacts(b, start, static_cast<int>(k), contacts);
@@ -360,12 +363,14 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
       // solveColliderContacts).
       const bool warm = !scene_.bodyContactsActive();
       const std::vector<PairContact<double>>& previous = previousColliderContacts_[b];
+      const glm::dmat3 before = body.rotation;
       resolveAgainstStatic(body.centre, body.rotation, self, atStart, contacts.data(),
                            static_cast<int>(contacts.size()), previous.data(), static_cast<int>(previous.size()),
                            warm, contactMaterial(b), scene_.stepDt(),
                            scene_.solver.contactIterations, storedRadius(b), moved, scene_.gravity);
       body.velocity = self.v;
       body.angularVelocity = self.w;
+      solvedFromW = body.rotation * (glm::transpose(before) * solvedFromW);
       if (warm) solvedColliderContacts_[b] = contacts;
     }
   } else {
@@ -388,7 +393,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   limitPushWork(body.velocity, body.angularVelocity, body.rotation, body.centre - pushFrom, body.rotation * rest,
                 start.rotation * rest, start.velocity,
                 start.angularVelocity, start.rotation, body.centre - start.centre, far, shape.totalMass,
-                shape.inertia, shape.inertiaInverse, scene_.gravity, scene_.stepDt());
+                shape.inertia, shape.inertiaInverse, scene_.gravity, scene_.stepDt(), solvedFromV, solvedFromW);
 }
 
 // ---- Bodies that touch (physics.md §6–7) ----------------------------------------------------------
