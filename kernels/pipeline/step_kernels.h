@@ -1134,6 +1134,16 @@ SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, 
   p.pushGate[bodyIndex] = push && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
 }
 
+/// After armPushOut of a lone body whose collider contacts were solved: the velocities before the
+/// solve (`fromV`, `fromW`; ω turned with the pose from `before` to b's), for LimitPushWork's
+/// limitLonePushWork as resolveBodyContacts keeps them.
+SMASH_HD void keepSolvedFrom(const StepParams& p, int bodyIndex, const BodyData& b, const V3& fromV, const V3& fromW,
+                             const M3& before) {
+  p.pushFrom[bodyIndex].w = 2.0f;
+  p.pushSolvedFrom[2 * bodyIndex] = Float4(fromV, 0.0f);
+  p.pushSolvedFrom[2 * bodyIndex + 1] = Float4(b.rotation * (glm::transpose(before) * fromW), 0.0f);
+}
+
 /// Per body, over the system's lanes (math/lanes.h: a warp on CUDA, one thread in order on a
 /// CPU): sequential impulses over its contacts (ColliderManifold's). Then arms the first push-out
 /// pass.
@@ -1150,11 +1160,7 @@ struct SolveColliderContacts {
     if (!lanes.leader()) return;
     p.bodies[bodyIndex] = b;
     armPushOut(p, bodyIndex, b, !b.asleep, !b.asleep);  // a sleeping body is not pushed
-    if (count > 0 && !b.asleep) {  // limitLonePushWork's velocities before the solve
-      p.pushFrom[bodyIndex].w = 2.0f;
-      p.pushSolvedFrom[2 * bodyIndex] = Float4(solvedFromV, 0.0f);
-      p.pushSolvedFrom[2 * bodyIndex + 1] = Float4(b.rotation * (glm::transpose(before) * solvedFromW), 0.0f);
-    }
+    if (count > 0 && !b.asleep) keepSolvedFrom(p, bodyIndex, b, solvedFromV, solvedFromW, before);
   }
 };
 
@@ -1894,6 +1900,10 @@ SMASH_HD void prepareBody(const StepParams& p, int b) {
                                        p.contacts + static_cast<long long>(b) * p.contactCapacity, gathered, true);
         p.bodies[b] = body;
         armPushOut(p, b, body, true, true);
+        if (gathered > 0) {  // the velocities before the solve: bodiesPredicted, stored above
+          const BodyData& from = p.bodiesPredicted[b];
+          keepSolvedFrom(p, b, body, from.velocity, from.angularVelocity, from.rotation);
+        }
       }
     } else if (p.colliderContacts) {
       resolveBodyContacts<false>(p, b, p.bodiesStart[b], body, true);
