@@ -819,10 +819,12 @@ SMASH_HD T pushStop(T u, T halfGn, T twiceExcessK) {
 /// in the world; 0: none), by an
 /// impulse there along the push that at most stops it: a rod that its bounce spun up and sent
 /// rising, its far end swung into the floor within the step, gained 7.7% in one step with
-/// nothing falling to stop. What none of them can take stays: scaling the spin down instead
-/// stopped the lab bunny's spin every step under the averaged impulse, which then slid it out
-/// of the scene (docs/solver.md, "The push-out's work"). `inertia` and `invInertia` in the body
-/// frame. Only for contacts after the move (the pose at the step's end, where E* is the energy kept). `far`:
+/// nothing falling to stop. Last, the collider solve's own velocity change is scaled back (from
+/// `solvedFromV`, `solvedFromW`, the velocities before the solve, ω turned with the pose; the
+/// current velocities where nothing was solved) with the pose where the push-out left it. What
+/// none of them can take stays: scaling the spin down instead stopped the lab bunny's spin every
+/// step under the averaged impulse, which then slid it out of the scene (docs/solver.md, "The
+/// push-out's work"). `inertia` and `invInertia` in the body frame. Only for contacts after the move (the pose at the step's end, where E* is the energy kept). `far`:
 /// the largest centre coordinate of either pose, whose rounding `pushed` and `fromStart` carry
 /// (differences of float centres: ~ulp(far) each) and the slack allows for (10⁻⁶ far m|g|, 8
 /// float ε).
