@@ -980,9 +980,9 @@ TEST_CASE("the push-out's work bound gives the same bits on both layouts", "[phy
   // from pushOut, the velocities before the solve kept in registers) and on the per-particle one
   // (ChunkDeepest/PushOutApply's deepest particle, SolveColliderContacts' pushSolvedFrom, the
   // LimitPushWork kernel): the random e = 1 rod drops of the test above, which take every stage
-  // of it (counted over these runs: the centre's stop some 200 times, the point at the end pose
-  // some 20, at the start's pose a few, the solve scaled back some 16), run on omp in both
-  // layouts — the same state, step by step, both methods.
+  // of it (counted over these runs, both layouts: the centre's stop over 200 times, the point at
+  // the end pose over 20, at the start's pose at least once, the solve scaled back over 15), run
+  // on omp in both layouts — the same state, step by step, both methods.
   Random rng(4242);
   int stepsCompared = 0;
   for (int trial = 0; trial < 6; ++trial) {
