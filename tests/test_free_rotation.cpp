@@ -791,6 +791,37 @@ Shape randomRod(Random& rng, double length, double width, int count) {
   return shapeFromParticles("rod", p, std::vector<double>(p.size(), 1.0 / count));
 }
 
+/// A random restitution-1 rod drop (the next from `rng`): a rod of 80 to 300 random surface
+/// points, 0.3 to 1 m long and 1 to 5 cm across, dropped from 0.4 to 1.5 m at any orientation,
+/// spinning at 5 to 25 rad/s about a random axis, onto a plane with no friction; h 0.02 s for an
+/// even `trial`, 1/60 s for an odd one.
+struct RodDrop {
+  Shape rod;
+  Scene scene;
+  double length, width, h;
+  dvec3 omega;
+};
+RodDrop randomRodDrop(Random& rng, int trial) {
+  RodDrop d;
+  d.length = rng.uniform(0.3, 1.0);
+  d.width = rng.uniform(0.01, 0.05);
+  d.rod = randomRod(rng, d.length, d.width, 80 + static_cast<int>(rng.uniform(0.0, 220.0)));
+  d.h = trial % 2 ? 1.0 / 60 : 0.02;
+  d.omega = rng.uniform(5.0, 25.0) * glm::normalize(rng.uniform3(-1, 1) + dvec3(0.0, 0.0, 0.01));
+  const glm::dquat turn = glm::angleAxis(rng.uniform(0.0, 6.28), glm::normalize(rng.uniform3(-1, 1) + dvec3(0.01, 0.0, 0.0)));
+  d.scene = spinScene(d.rod, d.omega, d.h, Method::ShapeMatching);
+  d.scene.gravity = dvec3(0.0, -9.81, 0.0);
+  d.scene.materials[0] = Material{"default", 1.0, 0.0};
+  d.scene.bodies[0].rotation = turn;
+  d.scene.bodies[0].position = dvec3(0.0, 0.5 * d.length + rng.uniform(0.4, 1.5), 0.0);
+  Collider<double> ground;
+  ground.type = ColliderType::Plane;
+  ground.point = dvec3(0.0);
+  ground.normal = dvec3(0.0, 1.0, 0.0);
+  d.scene.colliders.push_back(ground);
+  return d;
+}
+
 /// E* = KE + PE(c − h v/2) of a body of `shape` at pose q under `gravity`: the energy
 /// semi-implicit Euler keeps in free flight (to rounding), which a bounce may not raise.
 double staggeredEnergy(const Shape& shape, const dvec3& gravity, double h, const BodyPose& q) {
@@ -931,21 +962,11 @@ TEST_CASE("rods dropped spinning on a plane with restitution 1 gain no energy", 
   Random rng(4242);
   int runs = 0, bounced = 0;
   for (int trial = 0; trial < 24; ++trial) {
-    const double length = rng.uniform(0.3, 1.0), width = rng.uniform(0.01, 0.05);
-    const Shape rod = randomRod(rng, length, width, 80 + static_cast<int>(rng.uniform(0.0, 220.0)));
-    const double h = trial % 2 ? 1.0 / 60 : 0.02;
-    const dvec3 omega = rng.uniform(5.0, 25.0) * glm::normalize(rng.uniform3(-1, 1) + dvec3(0.0, 0.0, 0.01));
-    const glm::dquat turn = glm::angleAxis(rng.uniform(0.0, 6.28), glm::normalize(rng.uniform3(-1, 1) + dvec3(0.01, 0.0, 0.0)));
-    Scene s = spinScene(rod, omega, h, Method::ShapeMatching);
-    s.gravity = dvec3(0.0, -9.81, 0.0);
-    s.materials[0] = Material{"default", 1.0, 0.0};
-    s.bodies[0].rotation = turn;
-    s.bodies[0].position = dvec3(0.0, 0.5 * length + rng.uniform(0.4, 1.5), 0.0);
-    Collider<double> ground;
-    ground.type = ColliderType::Plane;
-    ground.point = dvec3(0.0);
-    ground.normal = dvec3(0.0, 1.0, 0.0);
-    s.colliders.push_back(ground);
+    const RodDrop drop = randomRodDrop(rng, trial);
+    const Shape& rod = drop.rod;
+    const double length = drop.length, width = drop.width, h = drop.h;
+    const dvec3 omega = drop.omega;
+    Scene s = drop.scene;
     for (Method method : {Method::ShapeMatching, Method::Impulse})
       for (Backend backend : {Backend::Reference, Backend::Omp}) {
         s.solver.method = method;
@@ -986,21 +1007,8 @@ TEST_CASE("the push-out's work bound gives the same bits on both layouts", "[phy
   Random rng(4242);
   int stepsCompared = 0;
   for (int trial = 0; trial < 6; ++trial) {
-    const double length = rng.uniform(0.3, 1.0), width = rng.uniform(0.01, 0.05);
-    const Shape rod = randomRod(rng, length, width, 80 + static_cast<int>(rng.uniform(0.0, 220.0)));
-    const double h = trial % 2 ? 1.0 / 60 : 0.02;
-    const dvec3 omega = rng.uniform(5.0, 25.0) * glm::normalize(rng.uniform3(-1, 1) + dvec3(0.0, 0.0, 0.01));
-    const glm::dquat turn = glm::angleAxis(rng.uniform(0.0, 6.28), glm::normalize(rng.uniform3(-1, 1) + dvec3(0.01, 0.0, 0.0)));
-    Scene s = spinScene(rod, omega, h, Method::ShapeMatching);
-    s.gravity = dvec3(0.0, -9.81, 0.0);
-    s.materials[0] = Material{"default", 1.0, 0.0};
-    s.bodies[0].rotation = turn;
-    s.bodies[0].position = dvec3(0.0, 0.5 * length + rng.uniform(0.4, 1.5), 0.0);
-    Collider<double> ground;
-    ground.type = ColliderType::Plane;
-    ground.point = dvec3(0.0);
-    ground.normal = dvec3(0.0, 1.0, 0.0);
-    s.colliders.push_back(ground);
+    const RodDrop drop = randomRodDrop(rng, trial);
+    Scene s = drop.scene;
     for (Method method : {Method::ShapeMatching, Method::Impulse}) {
       s.solver.method = method;
       auto perBody = World::create(Backend::Omp, s, StepStrategy::PerBody);

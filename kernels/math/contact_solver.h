@@ -738,6 +738,17 @@ SMASH_HD void limitStaticWork(SolverBody<T>& body, const SolverBody<T>& predicte
   body.w = predicted.w + s * dw;
 }
 
+/// The larger root s of γ s² + β s = c (γ > 0), without the cancellation of −β + √disc for β > 0;
+/// false where there is none (disc < 0). limitBounceEnergy's and limitPushWork's scalings of a
+/// velocity change, whose energy is a parabola in s.
+template <class T>
+SMASH_HD bool largerRoot(T beta, T gamma, T c, T& s) {
+  const T disc = beta * beta + T(4) * gamma * c;
+  if (!(disc >= T(0))) return false;
+  s = beta > T(0) ? T(2) * c / (beta + glm::sqrt(disc)) : (-beta + glm::sqrt(disc)) / (T(2) * gamma);
+  return true;
+}
+
 /// A static collider does no work, across the whole bounce (issue 11): after the solve, the
 /// pose's move with the velocity change (h s Δv) and the bounce's placement (`lift` along
 /// `normal`), the body's E* = KE + PE(c − h v/2) — the energy semi-implicit Euler keeps in free
@@ -776,11 +787,8 @@ SMASH_HD T limitBounceEnergy(SolverBody<T>& body, const SolverBody<T>& predicted
     alpha -= rise * back;
   }
   if (!(alpha + beta + gamma > slack) || !(gamma > T(0))) return T(1);
-  const T disc = beta * beta - T(4) * gamma * (alpha - slack);
-  if (!(disc >= T(0))) return T(1);
-  // The larger root, without the cancellation of −β + √disc for β > 0.
-  const T scale = beta > T(0) ? T(2) * (slack - alpha) / (beta + glm::sqrt(disc))
-                              : (-beta + glm::sqrt(disc)) / (T(2) * gamma);
+  T scale = T(1);
+  if (!largerRoot(beta, gamma, slack - alpha, scale)) return T(1);
   if (!(scale >= T(0) && scale < T(1))) return T(1);
   body.v = predicted.v + scale * dv;
   body.w = predicted.w + scale * dw;
@@ -895,10 +903,8 @@ SMASH_HD void limitPushWork(Vec3<T>& v, Vec3<T>& w, const Mat3<T>& rotation, con
   const T beta = mass * glm::dot(solvedFromV, dv) + glm::dot(dwb, inertia * wpb) + T(0.5) * mass * h * glm::dot(gravity, dv);
   const T gamma = T(0.5) * (mass * glm::dot(dv, dv) + glm::dot(dwb, inertia * dwb));
   if (!(gamma > T(0))) return;
-  const T c = beta + gamma - excess;  // γ s² + β s − c = 0
-  const T disc = beta * beta + T(4) * gamma * c;
-  T s = -beta / (T(2) * gamma);
-  if (disc >= T(0)) s = beta > T(0) ? T(2) * c / (beta + glm::sqrt(disc)) : (-beta + glm::sqrt(disc)) / (T(2) * gamma);
+  T s = -beta / (T(2) * gamma);           // the minimum, where no s reaches the excess
+  largerRoot(beta, gamma, beta + gamma - excess, s);
   s = glm::max(s, T(0));
   if (!(s < T(1))) return;
   v = solvedFromV + s * dv;
