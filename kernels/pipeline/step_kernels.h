@@ -3023,11 +3023,50 @@ inline void sseChunkSums(const StepParams& p, const BodyData& b, const Float4* r
   }
 }
 
-/// FusedBodyStep's projection (projectParticle) of a body's particles.
+/// FusedBodyStep's projection (projectParticle) of a body's particles: four at a time, one to a
+/// lane (the rest offsets transposed in, the positions and velocities out), the rest one by one.
+/// Every lane does projectParticle's operations on one component in its order — r = (R₀ q.x +
+/// R₁ q.y) + R₂ q.z, x = c + r, v = v_c + ω × r as glm::cross — so the bits are the same. (One
+/// particle to a register used three lanes and broadcast each offset's components: 25
+/// instructions a particle, compute-bound; perf annotate, docs/pipeline.md.)
 inline void projectBody(const BodyData& b, const Float4* rest, Float4* x, Float4* v, int count) {
   const __m128 c0 = sse::set(b.rotation[0]), c1 = sse::set(b.rotation[1]), c2 = sse::set(b.rotation[2]);
   const __m128 centre = sse::set(b.centre), velocity = sse::set(b.velocity), omega = sse::set(b.angularVelocity);
-  for (int i = 0; i < count; ++i) {
+  int i = 0;
+  {
+    const M3& R = b.rotation;
+    const __m128 r00 = _mm_set1_ps(R[0].x), r01 = _mm_set1_ps(R[0].y), r02 = _mm_set1_ps(R[0].z);
+    const __m128 r10 = _mm_set1_ps(R[1].x), r11 = _mm_set1_ps(R[1].y), r12 = _mm_set1_ps(R[1].z);
+    const __m128 r20 = _mm_set1_ps(R[2].x), r21 = _mm_set1_ps(R[2].y), r22 = _mm_set1_ps(R[2].z);
+    const __m128 cx = _mm_set1_ps(b.centre.x), cy = _mm_set1_ps(b.centre.y), cz = _mm_set1_ps(b.centre.z);
+    const __m128 vx = _mm_set1_ps(b.velocity.x), vy = _mm_set1_ps(b.velocity.y), vz = _mm_set1_ps(b.velocity.z);
+    const __m128 wx = _mm_set1_ps(b.angularVelocity.x), wy = _mm_set1_ps(b.angularVelocity.y),
+                 wz = _mm_set1_ps(b.angularVelocity.z);
+    for (; i + 4 <= count; i += 4) {
+      __m128 qx = sse::load(rest[i]), qy = sse::load(rest[i + 1]), qz = sse::load(rest[i + 2]), qw = sse::load(rest[i + 3]);
+      _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+      const __m128 rx = _mm_add_ps(_mm_add_ps(_mm_mul_ps(r00, qx), _mm_mul_ps(r10, qy)), _mm_mul_ps(r20, qz));
+      const __m128 ry = _mm_add_ps(_mm_add_ps(_mm_mul_ps(r01, qx), _mm_mul_ps(r11, qy)), _mm_mul_ps(r21, qz));
+      const __m128 rz = _mm_add_ps(_mm_add_ps(_mm_mul_ps(r02, qx), _mm_mul_ps(r12, qy)), _mm_mul_ps(r22, qz));
+      __m128 px = _mm_add_ps(cx, rx), py = _mm_add_ps(cy, ry), pz = _mm_add_ps(cz, rz), pw = _mm_setzero_ps();
+      // glm::cross(ω, r): (ω.y r.z − r.y ω.z, ω.z r.x − r.z ω.x, ω.x r.y − r.x ω.y).
+      __m128 ux = _mm_add_ps(vx, _mm_sub_ps(_mm_mul_ps(wy, rz), _mm_mul_ps(ry, wz)));
+      __m128 uy = _mm_add_ps(vy, _mm_sub_ps(_mm_mul_ps(wz, rx), _mm_mul_ps(rz, wx)));
+      __m128 uz = _mm_add_ps(vz, _mm_sub_ps(_mm_mul_ps(wx, ry), _mm_mul_ps(rx, wy)));
+      __m128 uw = _mm_setzero_ps();
+      _MM_TRANSPOSE4_PS(px, py, pz, pw);
+      _MM_TRANSPOSE4_PS(ux, uy, uz, uw);
+      _mm_store_ps(&x[i].x, px);
+      _mm_store_ps(&x[i + 1].x, py);
+      _mm_store_ps(&x[i + 2].x, pz);
+      _mm_store_ps(&x[i + 3].x, pw);
+      _mm_store_ps(&v[i].x, ux);
+      _mm_store_ps(&v[i + 1].x, uy);
+      _mm_store_ps(&v[i + 2].x, uz);
+      _mm_store_ps(&v[i + 3].x, uw);
+    }
+  }
+  for (; i < count; ++i) {
     const __m128 q = sse::load(rest[i]);
     // glm's R q: (R₀ q.x + R₁ q.y) + R₂ q.z per row.
     const __m128 r = sse::xyzOnly(_mm_add_ps(_mm_add_ps(_mm_mul_ps(c0, sse::broadcast<0>(q)),
