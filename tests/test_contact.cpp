@@ -209,6 +209,52 @@ TEST_CASE("lanes: a sweep's scan equals the chain to the bit for every window", 
   checkWindows<Sides::Both>(300, 8);            // a manifold's ≤ 8 points (SweepPairColor)
 }
 
+TEST_CASE("lanes: the CPU's four-wide collider scan gives the chain's bits and census", "[math][contact][lanes]") {
+  // solveAgainstStatic on an x86-64 CPU scans a body's collider contacts four at a time in SSE
+  // lanes (contact_solver.h WallScan: their lever arms, normals, targets, normal masses and
+  // carried flags in structure-of-arrays form) and applies the first that changes something with
+  // the scalar code. Against the scalar sweeps written out (prepareResponse, then
+  // sweepColliderContacts until settled): the same velocities and impulses to the bit, and the
+  // same census (the warp's scan steps), for fixed and settling solves, windows of 32 and 7, and
+  // contact counts past WallScan's 256 (the scalar path).
+  int compared = 0, changed = 0;
+  for (int seed = 1; seed <= 240; ++seed) {
+    const SweepCase start = sweepCase(static_cast<std::uint64_t>(seed) * 104729, Sides::AAgainstWall, seed % 8 == 0 ? 320 : 150);
+    const int count = static_cast<int>(start.contacts.size());
+    for (int iterations : {1, 4, 32})
+      for (bool settle : {false, true}) {
+        auto run = [&](auto lanesOf, bool written) {
+          SweepCase s = start;
+          int steps = 0;
+          auto lanes = lanesOf;
+          lanes.steps = &steps;
+          if (!written) {
+            solveAgainstStatic(s.moving, s.contacts.data(), count, 0.6f, iterations, settle, 0.5f, lanes);
+          } else {
+            prepareResponse<float>(s.moving, nullptr, s.contacts.data(), count, true, lanes);
+            for (int it = 0; it < iterations; ++it) {
+              const SolverBody<float> last = s.moving;
+              sweepColliderContacts<float>(s.moving, s.contacts.data(), count, 0.6f, nullptr, lanes);
+              if (settle && sweepSettled(last, s.moving, 0.5f)) break;
+            }
+          }
+          return std::make_pair(s, steps);
+        };
+        INFO("seed " << seed << ", " << count << " contacts, " << iterations << " sweeps, settle " << settle);
+        const auto scan32 = run(InOrderLanes<32>{}, false), chain32 = run(InOrderLanes<32>{}, true);
+        REQUIRE(sameBits(scan32.first, chain32.first));
+        REQUIRE(scan32.second == chain32.second);
+        const auto scan7 = run(InOrderLanes<7>{}, false), chain7 = run(InOrderLanes<7>{}, true);
+        REQUIRE(sameBits(scan7.first, chain7.first));
+        REQUIRE(scan7.second == chain7.second);
+        REQUIRE(sameBits(scan32.first, scan7.first));
+        ++compared;
+        changed += sameBits(scan32.first, start) ? 0 : 1;
+      }
+  }
+  REQUIRE(changed > compared / 2);  // the sweeps did something to compare
+}
+
 TEST_CASE("contact normals at edges and corners: within the particle's cone", "[math][contact][edges]") {
   // physics.md §6: a box's +x+y+z corner can be pushed along its faces' inward normals (−x, −y,
   // −z); its +x+y edge along −x and −y. Frames: the body's.

@@ -33,7 +33,16 @@
 #include "math/sdf.h"
 #include "math/swept.h"
 
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
+
+// The collider sweep's scan four contacts at a time in SSE lanes (x86-64 host code; nvcc and other
+// CPUs scan one at a time): solveAgainstStatic below.
+#if defined(__SSE2__) && defined(__x86_64__) && !defined(__CUDACC__)
+#define SMASH_WALL_SWEEP_SSE 1
+#include <emmintrin.h>
+#endif
 
 namespace smash {
 
@@ -667,10 +676,116 @@ SMASH_HD bool sweepSettled(const SolverBody<T>& last, const SolverBody<T>& now, 
 ///
 /// Spread over `lanes` (math/lanes.h): the responses one contact to a lane, and each sweep a scan
 /// for the next contact that changes something (sweepOneSided) — the same sweeps to the bit.
+#if SMASH_WALL_SWEEP_SSE
+/// sweepColliderContacts on a CPU, its scan four contacts at a time. What the scan tests of a
+/// contact — its lever arm, normal, target and normal mass, and whether it carries no impulse — is
+/// kept in structure-of-arrays form (`WallScan`, filled once a solve: none of it changes during the
+/// sweeps but the carried flag of the contact applied); each lane computes the scalar test's
+/// normal impulse with its operations in their order (glm's cross and dot, max as (x < y) ? y : x,
+/// no FMA), so the contact found is the chain's first that changes something; it is then applied
+/// by the scalar code (applyContact) and the scan resumes after it, in windows of Lanes::kWidth
+/// as the lanes scan (the census counts the same). The same bits as the scalar sweep (the golden
+/// hashes; tests/test_contact.cpp `[lanes]`). Measured: the scalar scan was a resting bunny's
+/// largest cost after the particle loops, ~7 ns a contact tested (docs/pipeline.md).
+struct WallScan {
+  static constexpr int kMost = 256;  ///< contacts it holds (max_contacts_per_body's default)
+  alignas(16) float rx[kMost + 4], ry[kMost + 4], rz[kMost + 4], nx[kMost + 4], ny[kMost + 4], nz[kMost + 4];
+  alignas(16) float target[kMost + 4], lambda[kMost + 4], normalMass[kMost + 4];
+  alignas(16) float quiet[kMost + 4];  ///< all bits set where λ_N = 0 and λ_T = 0 (±0)
+  void fill(const PairContact<float>* c, int count) {
+    for (int k = 0; k < count; ++k) {
+      rx[k] = c[k].ra.x, ry[k] = c[k].ra.y, rz[k] = c[k].ra.z;
+      nx[k] = c[k].normal.x, ny[k] = c[k].normal.y, nz[k] = c[k].normal.z;
+      target[k] = c[k].target, normalMass[k] = c[k].normalMass;
+      mark(k, c[k]);
+    }
+    for (int k = count; k < count + 4; ++k) {  // padding that never changes anything
+      rx[k] = ry[k] = rz[k] = nx[k] = ny[k] = nz[k] = target[k] = lambda[k] = 0.0f;
+      normalMass[k] = 0.0f;
+      quiet[k] = 0.0f;
+    }
+  }
+  void mark(int k, const PairContact<float>& s) {
+    lambda[k] = s.lambdaNormal;
+    const bool q = s.lambdaNormal == 0.0f && unloaded(s.lambdaTangent);
+    std::uint32_t bits = q ? 0xffffffffu : 0u;
+    std::memcpy(&quiet[k], &bits, sizeof bits);
+  }
+  /// Bits 0–3: whether contacts k … k + 3 change something at the body's velocity (v, w).
+  int changes(int k, __m128 vx, __m128 vy, __m128 vz, __m128 wx, __m128 wy, __m128 wz) const {
+    const __m128 ax = _mm_loadu_ps(rx + k), ay = _mm_loadu_ps(ry + k), az = _mm_loadu_ps(rz + k);
+    // v + glm::cross(w, r), then glm::dot with n.
+    const __m128 ux = _mm_add_ps(vx, _mm_sub_ps(_mm_mul_ps(wy, az), _mm_mul_ps(ay, wz)));
+    const __m128 uy = _mm_add_ps(vy, _mm_sub_ps(_mm_mul_ps(wz, ax), _mm_mul_ps(az, wx)));
+    const __m128 uz = _mm_add_ps(vz, _mm_sub_ps(_mm_mul_ps(wx, ay), _mm_mul_ps(ax, wy)));
+    const __m128 vn = _mm_add_ps(_mm_add_ps(_mm_mul_ps(ux, _mm_loadu_ps(nx + k)), _mm_mul_ps(uy, _mm_loadu_ps(ny + k))),
+                                 _mm_mul_ps(uz, _mm_loadu_ps(nz + k)));
+    // normalImpulse: max(λ_N + (target − v_n) m_n, 0), glm's max (l < 0) ? 0 : l = MAXPS(0, l).
+    const __m128 mass = _mm_loadu_ps(normalMass + k);
+    const __m128 l = _mm_add_ps(_mm_loadu_ps(lambda + k), _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(target + k), vn), mass));
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 impulse = _mm_max_ps(zero, l);
+    // Changes something: movable along n (m_n > 0) and not (impulse 0 and carrying nothing).
+    const __m128 nothing = _mm_and_ps(_mm_cmpeq_ps(impulse, zero), _mm_loadu_ps(quiet + k));
+    return _mm_movemask_ps(_mm_andnot_ps(nothing, _mm_cmpgt_ps(mass, zero)));
+  }
+};
+
+template <class Lanes>
+inline void sweepWallScan(SolverBody<float>& body, PairContact<float>* c, int count, float friction, WallScan& scan,
+                          const Lanes& lanes) {
+  auto relative = [&](const PairContact<float>& s) { return [&s, &body] { return body.v + glm::cross(body.w, s.ra); }; };
+  auto apply = [&](const PairContact<float>& s, const Vec3<float>& j) {
+    body.v += body.invMass * j;
+    body.w += body.invInertia * glm::cross(s.ra, j);
+  };
+  for (int k = 0; k < count;) {
+    const int n = count - k < Lanes::kWidth ? count - k : Lanes::kWidth;
+    const __m128 vx = _mm_set1_ps(body.v.x), vy = _mm_set1_ps(body.v.y), vz = _mm_set1_ps(body.v.z);
+    const __m128 wx = _mm_set1_ps(body.w.x), wy = _mm_set1_ps(body.w.y), wz = _mm_set1_ps(body.w.z);
+    int first = -1;
+    for (int g = 0; g < n; g += 4) {
+      int mask = scan.changes(k + g, vx, vy, vz, wx, wy, wz);
+      if (n - g < 4) mask &= (1 << (n - g)) - 1;
+      if (mask) {
+        first = g + __builtin_ctz(static_cast<unsigned>(mask));
+        break;
+      }
+    }
+    lanes.countScan(first >= 0);
+    if (first < 0) {
+      k += n;
+      continue;
+    }
+    PairContact<float> s = c[k + first];
+    const float lambda = normalImpulse(s, glm::dot(relative(s)(), s.normal));
+    applyContact(s, lambda, friction, relative(s), [&](const Vec3<float>& j) { apply(s, j); });
+    c[k + first].lambdaNormal = s.lambdaNormal;
+    c[k + first].lambdaTangent = s.lambdaTangent;
+    scan.mark(k + first, s);
+    k += first + 1;
+  }
+}
+#endif
+
 template <class T, class Lanes = SerialLanes>
 SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
                                  int iterations, bool untilSettled, T radius, const Lanes& lanes = Lanes{}) {
   prepareResponse<T>(body, nullptr, c, count, true, lanes);
+#if SMASH_WALL_SWEEP_SSE
+  if constexpr (std::is_same_v<T, float>) {
+    if (count <= WallScan::kMost) {
+      WallScan scan;
+      scan.fill(c, count);
+      for (int it = 0; it < iterations; ++it) {
+        const SolverBody<T> last = body;
+        sweepWallScan(body, c, count, friction, scan, lanes);
+        if (untilSettled && sweepSettled(last, body, radius)) break;
+      }
+      return;
+    }
+  }
+#endif
   for (int it = 0; it < iterations; ++it) {
     const SolverBody<T> last = body;
     sweepColliderContacts<T>(body, c, count, friction, nullptr, lanes);

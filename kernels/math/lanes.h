@@ -139,6 +139,9 @@ struct InOrderLanes {
     }
     return winner;
   }
+  /// What firstWhere counts for a scan of one window, for a caller that tested the window itself
+  /// (contact_solver.h's SSE collider sweep): `found` whether a contact in it changes something.
+  SMASH_HD void countScan(bool found) const { count_(found ? 2 : 1); }
 
  private:
   SMASH_HD void count_(int n) const {
