@@ -217,6 +217,9 @@ TEST_CASE("lanes: the CPU's four-wide collider scan gives the chain's bits and c
   // sweepColliderContacts until settled): the same velocities and impulses to the bit, and the
   // same census (the warp's scan steps), for fixed and settling solves, windows of 32 and 7, and
   // contact counts past WallScan's 256 (the scalar path).
+#if defined(__SSE2__) && defined(__x86_64__)
+  CHECK(SMASH_WALL_SWEEP_SSE == 1);  // (else this compares the scalar sweeps with themselves)
+#endif
   int compared = 0, changed = 0;
   for (int seed = 1; seed <= 240; ++seed) {
     const SweepCase start = sweepCase(static_cast<std::uint64_t>(seed) * 104729, Sides::AAgainstWall, seed % 8 == 0 ? 320 : 150);

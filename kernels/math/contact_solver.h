@@ -667,15 +667,6 @@ SMASH_HD bool sweepSettled(const SolverBody<T>& last, const SolverBody<T>& now, 
   return change <= T(1e-5) * speed + T(1e-7);
 }
 
-/// A body alone against static colliders (the n = 1 case of mass splitting): Gauss–Seidel sweeps
-/// over its contacts, `iterations` of them, or (`untilSettled`) until one leaves its velocities
-/// settled (sweepSettled, `radius` its bounding radius), at most `iterations`. `body` holds the
-/// result. Warm-started (resolveAgainstStatic), a resting body needs a few; cold, the 32 sweeps of
-/// a bunny on the floor (95 contacts) left it moving at 1.5–1.9·10⁻⁵ m/s, the velocity shrinking
-/// by only 0.86 a sweep (docs/solver.md, "Warm starts against the colliders").
-///
-/// Spread over `lanes` (math/lanes.h): the responses one contact to a lane, and each sweep a scan
-/// for the next contact that changes something (sweepOneSided) — the same sweeps to the bit.
 #if SMASH_WALL_SWEEP_SSE
 /// sweepColliderContacts on a CPU, its scan four contacts at a time. What the scan tests of a
 /// contact — its lever arm, normal, target and normal mass, and whether it carries no impulse — is
@@ -768,12 +759,22 @@ inline void sweepWallScan(SolverBody<float>& body, PairContact<float>* c, int co
 }
 #endif
 
+/// A body alone against static colliders (the n = 1 case of mass splitting): Gauss–Seidel sweeps
+/// over its contacts, `iterations` of them, or (`untilSettled`) until one leaves its velocities
+/// settled (sweepSettled, `radius` its bounding radius), at most `iterations`. `body` holds the
+/// result. Warm-started (resolveAgainstStatic), a resting body needs a few; cold, the 32 sweeps of
+/// a bunny on the floor (95 contacts) left it moving at 1.5–1.9·10⁻⁵ m/s, the velocity shrinking
+/// by only 0.86 a sweep (docs/solver.md, "Warm starts against the colliders").
+///
+/// Spread over `lanes` (math/lanes.h): the responses one contact to a lane, and each sweep a scan
+/// for the next contact that changes something (sweepOneSided) — the same sweeps to the bit.
+
 template <class T, class Lanes = SerialLanes>
 SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
                                  int iterations, bool untilSettled, T radius, const Lanes& lanes = Lanes{}) {
   prepareResponse<T>(body, nullptr, c, count, true, lanes);
 #if SMASH_WALL_SWEEP_SSE
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> && Lanes::kWidth > 1) {  // (one lane: the chain, counted as such)
     if (count <= WallScan::kMost) {
       WallScan scan;
       scan.fill(c, count);
