@@ -739,6 +739,23 @@ TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world]
       fusedChunkSums(p, b, rest.data(), x.data(), v.data(), 0, count, [&](const MatchSums& s) { scalar.push_back(s); });
       REQUIRE(sse.size() == scalar.size());
       CHECK((sse.empty() || std::memcmp(sse.data(), scalar.data(), sse.size() * sizeof(MatchSums)) == 0));
+      if (__builtin_cpu_supports("avx")) {  // two particles to an AVX register (avxChunkSums)
+        std::vector<MatchSums> avx;
+        avxChunkSums(p, b, rest.data(), x.data(), v.data(), 0, count, [&](const MatchSums& s) { avx.push_back(s); });
+        REQUIRE(avx.size() == scalar.size());
+        CHECK((avx.empty() || std::memcmp(avx.data(), scalar.data(), avx.size() * sizeof(MatchSums)) == 0));
+        // From an odd first particle too (a block of the split step starts at a chunk, but a chunk
+        // may hold an odd count at a body's end): the sums of [1, count).
+        std::vector<MatchSums> avxOdd, scalarOdd;
+        if (count > 1) {
+          avxChunkSums(p, b, rest.data() + 1, x.data() + 1, v.data() + 1, 0, count - 1,
+                       [&](const MatchSums& s) { avxOdd.push_back(s); });
+          fusedChunkSums(p, b, rest.data() + 1, x.data() + 1, v.data() + 1, 0, count - 1,
+                         [&](const MatchSums& s) { scalarOdd.push_back(s); });
+          REQUIRE(avxOdd.size() == scalarOdd.size());
+          CHECK(std::memcmp(avxOdd.data(), scalarOdd.data(), avxOdd.size() * sizeof(MatchSums)) == 0);
+        }
+      }
       std::vector<Float4> xs = x, vs = v;
       projectBody(b, rest.data(), x.data(), v.data(), count);
       for (int i = 0; i < count; ++i) projectParticle(b, xyz(rest[i]), xs[i], vs[i]);

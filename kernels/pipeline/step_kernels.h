@@ -19,6 +19,7 @@
 #include "math/watchdog.h"
 
 #include <cfloat>
+#include <cstdlib>
 
 // x86-64 only (32-bit x86 may do scalar float in x87's wider registers); never under nvcc, whose
 // host and device passes both take the scalar loops (the host copy of FusedBodyStep in the CUDA
@@ -26,6 +27,7 @@
 // rounds' lanes (math/contact_lanes.h, which includes the SSE header).
 #if SMASH_CONTACT_LANES
 #define SMASH_SSE_BODY_LOOPS 1
+#include <immintrin.h>
 #endif
 
 namespace smash::pipeline {
@@ -3023,6 +3025,96 @@ inline void sseChunkSums(const StepParams& p, const BodyData& b, const Float4* r
   }
 }
 
+/// sseChunkSums two particles at a time, one to each 128-bit half of an AVX register, on CPUs
+/// that have AVX (chosen at run time: `hasAvx`; the build stays x86-64's baseline). Each half does
+/// what sseChunkSums' register does for its particle, operation for operation (AVX's 256-bit mul
+/// and add round as the 128-bit ones; no FMA: the function's target is "avx" alone), and the two
+/// particles' shares are added to the chunk's sums one after the other, the lower first — the
+/// particle order — so the bits are sseChunkSums' (the SSE test in tests/test_world.cpp, the golden
+/// hashes). The arithmetic per particle halves; the in-order sums stay one particle a register.
+template <class Sink>
+__attribute__((target("avx"))) inline void avxChunkSums(const StepParams& p, const BodyData& b, const Float4* rest,
+                                                        const Float4* x, const Float4* v, int first, int end,
+                                                        Sink&& sink) {
+  const __m128 h = _mm_set1_ps(p.h), zero = _mm_setzero_ps();
+  const __m128 damping = _mm_set1_ps(p.linearDamping), centre = sse::set(b.centre);
+  const __m128 hg = _mm_mul_ps(h, _mm_add_ps(sse::set(p.gravity), zero));  // as sseChunkSums
+  const __m256 h2 = _mm256_set1_ps(p.h), damping2 = _mm256_set1_ps(p.linearDamping);
+  const __m256 hg2 = _mm256_set_m128(hg, hg), centre2 = _mm256_set_m128(centre, centre);
+  const sse::Planes planes(p.colliders, p.colliderCount);
+  for (int c = first; c < end; c += kMatchChunk) {
+    __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
+    const int stop = c + kMatchChunk < end ? c + kMatchChunk : end;
+    unsigned mayBeIn = 0u;
+    if (p.colliderCount > 0) {
+      int i = c;
+      for (; i + 4 <= stop; i += 4)
+        mayBeIn |= static_cast<unsigned>(planes.mayBeDeeperFour(x + i, p.penetrationSlop)) << (i - c);
+      for (; i < stop; ++i)
+        if (planes.mayBeDeeper(sse::load(x[i]), p.penetrationSlop)) mayBeIn |= 1u << (i - c);
+    }
+    auto add = [&](__m128 myi, __m128 rx, __m128 ry, __m128 rz, __m128 momi, __m128 angi) {
+      my = _mm_add_ps(my, myi);
+      myrX = _mm_add_ps(myrX, rx);
+      myrY = _mm_add_ps(myrY, ry);
+      myrZ = _mm_add_ps(myrZ, rz);
+      mom = _mm_add_ps(mom, momi);
+      ang = _mm_add_ps(ang, angi);
+    };
+    int i = c;
+    for (; i + 2 <= stop; i += 2) {
+      const __m256 r = _mm256_loadu_ps(&rest[i].x);
+      const __m256 m = _mm256_permute_ps(r, _MM_SHUFFLE(3, 3, 3, 3));
+      __m256 vi = _mm256_mul_ps(_mm256_add_ps(_mm256_loadu_ps(&v[i].x), hg2), damping2);
+      const unsigned two = mayBeIn >> (i - c) & 3u;
+      if (two) {  // colliderResponses for the particle(s) that may be inside, as sseChunkSums
+        __m128 lo = _mm256_castps256_ps128(vi), hi = _mm256_extractf128_ps(vi, 1);
+        if (two & 1u) lo = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(lo)));
+        if (two & 2u) hi = sse::set(colliderResponses(p, b, xyz(x[i + 1]), sse::xyz(hi)));
+        vi = _mm256_set_m128(hi, lo);
+      }
+      const __m256 xRel = _mm256_sub_ps(_mm256_loadu_ps(&x[i].x), centre2);
+      const __m256 myi = _mm256_mul_ps(m, _mm256_add_ps(xRel, _mm256_mul_ps(h2, vi)));
+      const __m256 rx = _mm256_mul_ps(myi, _mm256_permute_ps(r, _MM_SHUFFLE(0, 0, 0, 0)));
+      const __m256 ry = _mm256_mul_ps(myi, _mm256_permute_ps(r, _MM_SHUFFLE(1, 1, 1, 1)));
+      const __m256 rz = _mm256_mul_ps(myi, _mm256_permute_ps(r, _MM_SHUFFLE(2, 2, 2, 2)));
+      const __m256 momi = _mm256_mul_ps(m, vi);
+      // sse::cross(xRel, vi) in each half: yzx(x) zxy(y) − yzx(y) zxy(x).
+      const __m256 cr = _mm256_sub_ps(
+          _mm256_mul_ps(_mm256_permute_ps(xRel, _MM_SHUFFLE(3, 0, 2, 1)), _mm256_permute_ps(vi, _MM_SHUFFLE(3, 1, 0, 2))),
+          _mm256_mul_ps(_mm256_permute_ps(vi, _MM_SHUFFLE(3, 0, 2, 1)), _mm256_permute_ps(xRel, _MM_SHUFFLE(3, 1, 0, 2))));
+      const __m256 angi = _mm256_mul_ps(m, cr);
+      add(_mm256_castps256_ps128(myi), _mm256_castps256_ps128(rx), _mm256_castps256_ps128(ry),
+          _mm256_castps256_ps128(rz), _mm256_castps256_ps128(momi), _mm256_castps256_ps128(angi));
+      add(_mm256_extractf128_ps(myi, 1), _mm256_extractf128_ps(rx, 1), _mm256_extractf128_ps(ry, 1),
+          _mm256_extractf128_ps(rz, 1), _mm256_extractf128_ps(momi, 1), _mm256_extractf128_ps(angi, 1));
+    }
+    for (; i < stop; ++i) {  // a chunk's odd last particle: sseChunkSums' operations
+      const __m128 r = sse::load(rest[i]);
+      const __m128 m = sse::broadcast<3>(r);
+      __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), hg), damping);
+      if (mayBeIn >> (i - c) & 1u) vi = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(vi)));
+      const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
+      const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
+      add(myi, _mm_mul_ps(myi, sse::broadcast<0>(r)), _mm_mul_ps(myi, sse::broadcast<1>(r)),
+          _mm_mul_ps(myi, sse::broadcast<2>(r)), _mm_mul_ps(m, vi), _mm_mul_ps(m, sse::cross(xRel, vi)));
+    }
+    MatchSums chunk;
+    chunk.my = sse::xyz(my);
+    chunk.myr = M3(sse::xyz(myrX), sse::xyz(myrY), sse::xyz(myrZ));
+    chunk.p = sse::xyz(mom);
+    chunk.l = sse::xyz(ang);
+    sink(chunk);
+  }
+}
+
+/// Whether this CPU runs AVX (avxChunkSums); SMASH_NO_AVX set in the environment says no (to time
+/// or test the SSE loop on the same machine).
+inline bool hasAvx() {
+  static const bool avx = __builtin_cpu_supports("avx") && std::getenv("SMASH_NO_AVX") == nullptr;
+  return avx;
+}
+
 /// FusedBodyStep's projection (projectParticle) of a body's particles: four at a time, one to a
 /// lane (the rest offsets transposed in, the positions and velocities out), the rest one by one.
 /// Every lane does projectParticle's operations on one component in its order — r = (R₀ q.x +
@@ -3107,7 +3199,10 @@ struct FusedBodyStep {
     }
 #if SMASH_SSE_BODY_LOOPS
     if (local.impulseContacts || local.colliderCount == 0) {
-      sseChunkSums(local, b, rest, x, v, first, end, sink);
+      if (hasAvx())
+        avxChunkSums(local, b, rest, x, v, first, end, sink);
+      else
+        sseChunkSums(local, b, rest, x, v, first, end, sink);
       return;
     }
 #endif
