@@ -677,7 +677,7 @@ SMASH_HD bool sweepSettled(const SolverBody<T>& last, const SolverBody<T>& now, 
 /// by the scalar code (applyContact) and the scan resumes after it, in windows of Lanes::kWidth
 /// as the lanes scan (the census counts the same). The same bits as the scalar sweep (the golden
 /// hashes; tests/test_contact.cpp `[lanes]`). Measured: the scalar scan was a resting bunny's
-/// largest cost after the particle loops, ~7 ns a contact tested (docs/pipeline.md).
+/// largest cost after the particle loops (a perf profile; docs/pipeline.md).
 struct WallScan {
   static constexpr int kMost = 256;  ///< contacts it holds (max_contacts_per_body's default)
   alignas(16) float rx[kMost + 4], ry[kMost + 4], rz[kMost + 4], nx[kMost + 4], ny[kMost + 4], nz[kMost + 4];
@@ -768,7 +768,6 @@ inline void sweepWallScan(SolverBody<float>& body, PairContact<float>* c, int co
 ///
 /// Spread over `lanes` (math/lanes.h): the responses one contact to a lane, and each sweep a scan
 /// for the next contact that changes something (sweepOneSided) — the same sweeps to the bit.
-
 template <class T, class Lanes = SerialLanes>
 SMASH_HD void solveAgainstStatic(SolverBody<T>& body, PairContact<T>* c, int count, T friction,
                                  int iterations, bool untilSettled, T radius, const Lanes& lanes = Lanes{}) {

@@ -2973,6 +2973,21 @@ SMASH_HD void fusedChunkSums(const StepParams& p, const BodyData& b, const Float
 // -ffp-contract=off). Measured (perf annotate, docs/pipeline.md): the scalar loops kept 17 running
 // sums on the stack and did every component with its own instruction.
 
+/// Bit i − c for each particle i of the chunk [c, stop) that may be deeper than the slop in some
+/// collider (sse::Planes: the planes four particles at a time, mayBeDeeperFour); none without
+/// colliders.
+inline unsigned chunkMayBeIn(const StepParams& p, const sse::Planes& planes, const Float4* x, int c, int stop) {
+  static_assert(kMatchChunk <= 32, "a chunk's particles are bits of one unsigned");
+  unsigned mayBeIn = 0u;
+  if (p.colliderCount == 0) return mayBeIn;
+  int i = c;
+  for (; i + 4 <= stop; i += 4)
+    mayBeIn |= static_cast<unsigned>(planes.mayBeDeeperFour(x + i, p.penetrationSlop)) << (i - c);
+  for (; i < stop; ++i)
+    if (planes.mayBeDeeper(sse::load(x[i]), p.penetrationSlop)) mayBeIn |= 1u << (i - c);
+  return mayBeIn;
+}
+
 /// fusedChunkSums with impulse contacts (or no collider within reach), chunk by chunk as the
 /// scalar loop sums them: integrateVelocity's v ← (v + h (g + 0/m)) · damping in SSE, then, per
 /// collider, its impulse response where the particle is inside (scalar: an SDF).
@@ -2991,17 +3006,8 @@ inline void sseChunkSums(const StepParams& p, const BodyData& b, const Float4* r
     __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
     const int stop = c + kMatchChunk < end ? c + kMatchChunk : end;
     // colliderResponses changes nothing where the particle is in no collider deeper than the
-    // slop: planes tested in SSE first, four particles at a time (sse::Planes), the scalar
-    // responses only where one may be (bit i − c of `mayBeIn`).
-    static_assert(kMatchChunk <= 32, "a chunk's particles are bits of one unsigned");
-    unsigned mayBeIn = 0u;
-    if (p.colliderCount > 0) {
-      int i = c;
-      for (; i + 4 <= stop; i += 4)
-        mayBeIn |= static_cast<unsigned>(planes.mayBeDeeperFour(x + i, p.penetrationSlop)) << (i - c);
-      for (; i < stop; ++i)
-        if (planes.mayBeDeeper(sse::load(x[i]), p.penetrationSlop)) mayBeIn |= 1u << (i - c);
-    }
+    // slop: the scalar responses only where one may be (bit i − c of `mayBeIn`).
+    const unsigned mayBeIn = chunkMayBeIn(p, planes, x, c, stop);
     for (int i = c; i < stop; ++i) {
       const __m128 r = sse::load(rest[i]);
       const __m128 m = sse::broadcast<3>(r);
@@ -3045,14 +3051,7 @@ __attribute__((target("avx"))) inline void avxChunkSums(const StepParams& p, con
   for (int c = first; c < end; c += kMatchChunk) {
     __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
     const int stop = c + kMatchChunk < end ? c + kMatchChunk : end;
-    unsigned mayBeIn = 0u;
-    if (p.colliderCount > 0) {
-      int i = c;
-      for (; i + 4 <= stop; i += 4)
-        mayBeIn |= static_cast<unsigned>(planes.mayBeDeeperFour(x + i, p.penetrationSlop)) << (i - c);
-      for (; i < stop; ++i)
-        if (planes.mayBeDeeper(sse::load(x[i]), p.penetrationSlop)) mayBeIn |= 1u << (i - c);
-    }
+    const unsigned mayBeIn = chunkMayBeIn(p, planes, x, c, stop);
     auto add = [&](__m128 myi, __m128 rx, __m128 ry, __m128 rz, __m128 momi, __m128 angi) {
       my = _mm_add_ps(my, myi);
       myrX = _mm_add_ps(myrX, rx);
