@@ -679,9 +679,11 @@ TEST_CASE("world: the float backends refuse a split setting that is not a count 
 
 TEST_CASE("world: the SSE loops of a body give the scalar loops' bits", "[world][determinism]") {
 #if SMASH_SSE_BODY_LOOPS
-  // FusedBodyStep on x86-64 sums (with impulse contacts) and projects a body four floats at a
-  // time (step_kernels.h sseChunkSums, projectBody); each lane must do what the scalar code does,
-  // with particles inside colliders (their impulse response) and without colliders.
+  // FusedBodyStep on x86-64 sums (with impulse contacts) a body's particles four floats at a time
+  // (step_kernels.h sseChunkSums; where the CPU has AVX, two particles to a register,
+  // avxChunkSums; the planes tested four particles at a time) and projects four particles at a
+  // time, one to a lane (projectBody); each lane must do what the scalar code does, with particles
+  // inside colliders (their impulse response) and without colliders.
   using namespace smash::pipeline;
   smash::Random random(20261126);
   auto f = [&](double lo, double hi) { return static_cast<float>(random.uniform(lo, hi)); };
