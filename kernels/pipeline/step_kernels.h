@@ -507,6 +507,8 @@ inline float containerSlack(const Collider<float>& c, float reach) {
 struct Planes {
   static constexpr int kPlanes = 4, kBoxes = 2;
   __m128 point[kPlanes], normal[kPlanes];
+  __m128 pointX[kPlanes], pointY[kPlanes], pointZ[kPlanes];  ///< each component in every lane
+  __m128 normalX[kPlanes], normalY[kPlanes], normalZ[kPlanes];  ///< (mayBeDeeperFour)
   __m128 boxCentre[kBoxes], boxRow[kBoxes][3], boxHalf[kBoxes];
   float boxSlack[kBoxes];
   int count = 0, boxes = 0;
@@ -516,6 +518,10 @@ struct Planes {
       if (colliders[k].type == ColliderType::Plane && count < kPlanes) {
         point[count] = set(colliders[k].point);
         normal[count] = set(colliders[k].normal);
+        pointX[count] = broadcast<0>(point[count]), pointY[count] = broadcast<1>(point[count]);
+        pointZ[count] = broadcast<2>(point[count]);
+        normalX[count] = broadcast<0>(normal[count]), normalY[count] = broadcast<1>(normal[count]);
+        normalZ[count] = broadcast<2>(normal[count]);
         ++count;
       } else if (colliders[k].type == ColliderType::BoxContainer && boxes < kBoxes) {
         const M3 r = glm::transpose(rotationMatrix(colliders[k].rotation));  // world → box: its rows
@@ -565,9 +571,9 @@ struct Planes {
       _MM_TRANSPOSE4_PS(px, py, pz, pw);
       const __m128 limit = _mm_set1_ps(-slop);
       for (int k = 0; k < count; ++k) {
-        const __m128 dx = _mm_mul_ps(_mm_sub_ps(px, broadcast<0>(point[k])), broadcast<0>(normal[k]));
-        const __m128 dy = _mm_mul_ps(_mm_sub_ps(py, broadcast<1>(point[k])), broadcast<1>(normal[k]));
-        const __m128 dz = _mm_mul_ps(_mm_sub_ps(pz, broadcast<2>(point[k])), broadcast<2>(normal[k]));
+        const __m128 dx = _mm_mul_ps(_mm_sub_ps(px, pointX[k]), normalX[k]);
+        const __m128 dy = _mm_mul_ps(_mm_sub_ps(py, pointY[k]), normalY[k]);
+        const __m128 dz = _mm_mul_ps(_mm_sub_ps(pz, pointZ[k]), normalZ[k]);
         mask |= _mm_movemask_ps(_mm_cmplt_ps(_mm_add_ps(_mm_add_ps(dx, dy), dz), limit));
       }
     }
@@ -2988,6 +2994,46 @@ inline unsigned chunkMayBeIn(const StepParams& p, const sse::Planes& planes, con
   return mayBeIn;
 }
 
+/// A chunk's matching sums, one column to a register (sseChunkSums, avxChunkSums), and one
+/// particle's share as accumulateMatch computes it: my = m (xRel + h v), added with my ⊗ r, m v and
+/// m (xRel × v), each column in particle order.
+struct SseMatchColumns {
+  __m128 my = _mm_setzero_ps(), myrX = _mm_setzero_ps(), myrY = _mm_setzero_ps(), myrZ = _mm_setzero_ps();
+  __m128 mom = _mm_setzero_ps(), ang = _mm_setzero_ps();
+  void add(__m128 myi, __m128 rx, __m128 ry, __m128 rz, __m128 momi, __m128 angi) {
+    my = _mm_add_ps(my, myi);
+    myrX = _mm_add_ps(myrX, rx);
+    myrY = _mm_add_ps(myrY, ry);
+    myrZ = _mm_add_ps(myrZ, rz);
+    mom = _mm_add_ps(mom, momi);
+    ang = _mm_add_ps(ang, angi);
+  }
+  /// The share of a particle with rest offset and mass r (w), position relative to the centre
+  /// xRel and integrated velocity vi.
+  void addParticle(__m128 r, __m128 xRel, __m128 vi, __m128 h) {
+    const __m128 m = sse::broadcast<3>(r);
+    const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
+    add(myi, _mm_mul_ps(myi, sse::broadcast<0>(r)), _mm_mul_ps(myi, sse::broadcast<1>(r)),
+        _mm_mul_ps(myi, sse::broadcast<2>(r)), _mm_mul_ps(m, vi), _mm_mul_ps(m, sse::cross(xRel, vi)));
+  }
+  MatchSums sums() const {
+    MatchSums chunk;
+    chunk.my = sse::xyz(my);
+    chunk.myr = M3(sse::xyz(myrX), sse::xyz(myrY), sse::xyz(myrZ));
+    chunk.p = sse::xyz(mom);
+    chunk.l = sse::xyz(ang);
+    return chunk;
+  }
+};
+
+/// integrateVelocity with impulse contacts in SSE: (v + h g) · damping (`hg` = h g, the force
+/// term +0: sseChunkSums), then the scalar colliderResponses where the particle may be inside one.
+inline __m128 sseIntegratedVelocity(const StepParams& p, const BodyData& b, const Float4& x, const Float4& v,
+                                    __m128 hg, __m128 damping, bool mayBeIn) {
+  const __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v), hg), damping);
+  return mayBeIn ? sse::set(colliderResponses(p, b, xyz(x), sse::xyz(vi))) : vi;
+}
+
 /// fusedChunkSums with impulse contacts (or no collider within reach), chunk by chunk as the
 /// scalar loop sums them: integrateVelocity's v ← (v + h (g + 0/m)) · damping in SSE, then, per
 /// collider, its impulse response where the particle is inside (scalar: an SDF).
@@ -3003,31 +3049,16 @@ inline void sseChunkSums(const StepParams& p, const BodyData& b, const Float4* r
   const __m128 hg = _mm_mul_ps(h, _mm_add_ps(sse::set(p.gravity), zero));
   const sse::Planes planes(p.colliders, p.colliderCount);
   for (int c = first; c < end; c += kMatchChunk) {
-    __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
+    SseMatchColumns columns;
     const int stop = c + kMatchChunk < end ? c + kMatchChunk : end;
     // colliderResponses changes nothing where the particle is in no collider deeper than the
     // slop: the scalar responses only where one may be (bit i − c of `mayBeIn`).
     const unsigned mayBeIn = chunkMayBeIn(p, planes, x, c, stop);
     for (int i = c; i < stop; ++i) {
-      const __m128 r = sse::load(rest[i]);
-      const __m128 m = sse::broadcast<3>(r);
-      __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), hg), damping);
-      if (mayBeIn >> (i - c) & 1u) vi = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(vi)));
-      const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
-      const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
-      my = _mm_add_ps(my, myi);
-      myrX = _mm_add_ps(myrX, _mm_mul_ps(myi, sse::broadcast<0>(r)));
-      myrY = _mm_add_ps(myrY, _mm_mul_ps(myi, sse::broadcast<1>(r)));
-      myrZ = _mm_add_ps(myrZ, _mm_mul_ps(myi, sse::broadcast<2>(r)));
-      mom = _mm_add_ps(mom, _mm_mul_ps(m, vi));
-      ang = _mm_add_ps(ang, _mm_mul_ps(m, sse::cross(xRel, vi)));
+      const __m128 vi = sseIntegratedVelocity(p, b, x[i], v[i], hg, damping, mayBeIn >> (i - c) & 1u);
+      columns.addParticle(sse::load(rest[i]), _mm_sub_ps(sse::load(x[i]), centre), vi, h);
     }
-    MatchSums chunk;
-    chunk.my = sse::xyz(my);
-    chunk.myr = M3(sse::xyz(myrX), sse::xyz(myrY), sse::xyz(myrZ));
-    chunk.p = sse::xyz(mom);
-    chunk.l = sse::xyz(ang);
-    sink(chunk);
+    sink(columns.sums());
   }
 }
 
@@ -3049,17 +3080,9 @@ __attribute__((target("avx"))) inline void avxChunkSums(const StepParams& p, con
   const __m256 hg2 = _mm256_set_m128(hg, hg), centre2 = _mm256_set_m128(centre, centre);
   const sse::Planes planes(p.colliders, p.colliderCount);
   for (int c = first; c < end; c += kMatchChunk) {
-    __m128 my = zero, myrX = zero, myrY = zero, myrZ = zero, mom = zero, ang = zero;
+    SseMatchColumns columns;
     const int stop = c + kMatchChunk < end ? c + kMatchChunk : end;
     const unsigned mayBeIn = chunkMayBeIn(p, planes, x, c, stop);
-    auto add = [&](__m128 myi, __m128 rx, __m128 ry, __m128 rz, __m128 momi, __m128 angi) {
-      my = _mm_add_ps(my, myi);
-      myrX = _mm_add_ps(myrX, rx);
-      myrY = _mm_add_ps(myrY, ry);
-      myrZ = _mm_add_ps(myrZ, rz);
-      mom = _mm_add_ps(mom, momi);
-      ang = _mm_add_ps(ang, angi);
-    };
     int i = c;
     for (; i + 2 <= stop; i += 2) {
       const __m256 r = _mm256_loadu_ps(&rest[i].x);
@@ -3083,27 +3106,16 @@ __attribute__((target("avx"))) inline void avxChunkSums(const StepParams& p, con
           _mm256_mul_ps(_mm256_permute_ps(xRel, _MM_SHUFFLE(3, 0, 2, 1)), _mm256_permute_ps(vi, _MM_SHUFFLE(3, 1, 0, 2))),
           _mm256_mul_ps(_mm256_permute_ps(vi, _MM_SHUFFLE(3, 0, 2, 1)), _mm256_permute_ps(xRel, _MM_SHUFFLE(3, 1, 0, 2))));
       const __m256 angi = _mm256_mul_ps(m, cr);
-      add(_mm256_castps256_ps128(myi), _mm256_castps256_ps128(rx), _mm256_castps256_ps128(ry),
-          _mm256_castps256_ps128(rz), _mm256_castps256_ps128(momi), _mm256_castps256_ps128(angi));
-      add(_mm256_extractf128_ps(myi, 1), _mm256_extractf128_ps(rx, 1), _mm256_extractf128_ps(ry, 1),
-          _mm256_extractf128_ps(rz, 1), _mm256_extractf128_ps(momi, 1), _mm256_extractf128_ps(angi, 1));
+      columns.add(_mm256_castps256_ps128(myi), _mm256_castps256_ps128(rx), _mm256_castps256_ps128(ry),
+                  _mm256_castps256_ps128(rz), _mm256_castps256_ps128(momi), _mm256_castps256_ps128(angi));
+      columns.add(_mm256_extractf128_ps(myi, 1), _mm256_extractf128_ps(rx, 1), _mm256_extractf128_ps(ry, 1),
+                  _mm256_extractf128_ps(rz, 1), _mm256_extractf128_ps(momi, 1), _mm256_extractf128_ps(angi, 1));
     }
     for (; i < stop; ++i) {  // a chunk's odd last particle: sseChunkSums' operations
-      const __m128 r = sse::load(rest[i]);
-      const __m128 m = sse::broadcast<3>(r);
-      __m128 vi = _mm_mul_ps(_mm_add_ps(sse::load(v[i]), hg), damping);
-      if (mayBeIn >> (i - c) & 1u) vi = sse::set(colliderResponses(p, b, xyz(x[i]), sse::xyz(vi)));
-      const __m128 xRel = _mm_sub_ps(sse::load(x[i]), centre);
-      const __m128 myi = _mm_mul_ps(m, _mm_add_ps(xRel, _mm_mul_ps(h, vi)));
-      add(myi, _mm_mul_ps(myi, sse::broadcast<0>(r)), _mm_mul_ps(myi, sse::broadcast<1>(r)),
-          _mm_mul_ps(myi, sse::broadcast<2>(r)), _mm_mul_ps(m, vi), _mm_mul_ps(m, sse::cross(xRel, vi)));
+      const __m128 vi = sseIntegratedVelocity(p, b, x[i], v[i], hg, damping, mayBeIn >> (i - c) & 1u);
+      columns.addParticle(sse::load(rest[i]), _mm_sub_ps(sse::load(x[i]), centre), vi, h);
     }
-    MatchSums chunk;
-    chunk.my = sse::xyz(my);
-    chunk.myr = M3(sse::xyz(myrX), sse::xyz(myrY), sse::xyz(myrZ));
-    chunk.p = sse::xyz(mom);
-    chunk.l = sse::xyz(ang);
-    sink(chunk);
+    sink(columns.sums());
   }
 }
 
