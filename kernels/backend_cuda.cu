@@ -133,15 +133,6 @@ struct CudaSystem {
     SMASH_CUDA_CHECK(cudaGetLastError());
   }
 
-  /// Three launches in turn (host_algorithms.h).
-  template <class Policy, class F1, class F2, class F3>
-  static void forEachInTurn(Policy&& policy, Context& context, int n1, const F1& f1, int n2, const F2& f2, int n3,
-                            const F3& f3) {
-    forEach(policy, context, n1, f1);
-    forEach(policy, context, n2, f2);
-    forEach(policy, context, n3, f3);
-  }
-
   /// f(i, lanes) for i < count, a warp each, in blocks of 1 to 8 warps sized so that the launch
   /// has a block on every SM where it can (as forEach).
   /// SMASH_CUDA_LANES=0: a thread an element, its lanes in order (the form before the warps, for

@@ -622,18 +622,6 @@ class DeviceWorld final : public World {
       const FusedBodyStep fused{p, shapeMatching};
       const int blocks = (static_cast<int>(chunks) + kBlockChunks - 1) / kBlockChunks;
       const double blockParticles = kBlockChunks * kMatchChunk;
-      if (splitBodies_ && !bodyContacts_ && !profiling_ && !census_) {
-        // The three loops below in turn without a return to the host between them (OpenMP: in
-        // one parallel region; the same work and bits). Timed or censused, they run as below:
-        // their stages' times and launches are those.
-        stage(kBodies, [&] {
-          System::forEachInTurn(exec(), context_, shapeMatching ? blocks : 0, FusedBlockSums{fused, static_cast<int>(chunks)},
-                                nb, FusedBodySettle{fused}, blocks,
-                                FusedBlockProject{{params(), shapeMatching}, static_cast<int>(chunks)});
-        });
-        keepContacts();
-        return;
-      }
       if (splitBodies_) {
         // The same step with its particle loops over blocks of a body's chunks: the sums (x, v
         // read, a chunk's sums written), the body's own part, the projection (x, v written).

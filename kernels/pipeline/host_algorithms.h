@@ -24,8 +24,6 @@
 //                                                 the provisioned slots (CUDA's shape: nothing
 //                                                 read), or where the count lies in host memory
 //                                                 and the system opts in, the count itself
-//   forEachInTurn(policy, context, n1, f1, n2, f2, n3, f3)  three forEach in turn (OpenMP: in one
-//                                                 parallel region, its threads meeting between them)
 //   workers()                                     threads a launch spreads over (the per-body
 //                                                 step splits a body's loops below as many bodies)
 //   kSkipsRest                                    whether a world at rest is skipped (restStep; the
@@ -82,15 +80,6 @@ struct HostAlgorithms {
     if (count <= 0) return;
     thrust::counting_iterator<int> first(0);
     thrust::for_each(policy, first, first + count, f);
-  }
-  /// forEach of three loops in turn, each over every element before the next begins (a body's
-  /// split step: its chunks' sums, its own part, its projection). Here three launches.
-  template <class Policy, class F1, class F2, class F3>
-  static void forEachInTurn(Policy&& policy, Context& context, int n1, const F1& f1, int n2, const F2& f2, int n3,
-                            const F3& f3) {
-    forEach(policy, context, n1, f1);
-    forEach(policy, context, n2, f2);
-    forEach(policy, context, n3, f3);
   }
   /// f(i, lanes) for i < count, the lanes one thread in order (math/lanes.h SerialLanes);
   /// `steps` (host memory, may be null): each element's warp chain, counted (the GPU model).
