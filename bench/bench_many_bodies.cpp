@@ -1,7 +1,7 @@
 // Many bodies without body contact: throughput of every backend side by side.
 //
 //   smash_bench [--backends reference,cpp,omp,cuda] [--bodies 1,4,16,...] [--particles 3483]
-//               [--seconds 1.0] [--machine NAME] [--out FILE.json] [--gpu-model h100|h200]
+//               [--seconds 1.0] [--repeats 1] [--machine NAME] [--out FILE.json] [--gpu-model h100|h200]
 //
 // --gpu-model adds, per configuration, the GPU model of the CUDA backend's step (gpu_model.h):
 // the launches of a few steps of the per-particle layout counted on the OpenMP backend, priced
@@ -14,7 +14,10 @@
 // collider tests); --scene resting: standing on the plane under gravity, contacts every step. Each
 // configuration runs warm-up steps, then timed steps for at least --seconds, then the same number
 // of profiled steps for the per-stage breakdown (profiling synchronises after every stage, so
-// only the unprofiled time is reported as throughput).
+// only the unprofiled time is reported as throughput). --repeats N times the steps in N blocks of
+// at least --seconds / N each and reports the median block (and each block's time in the JSON):
+// on a shared or virtual machine whose speed drifts within a run, the median of several blocks
+// says more than one long mean.
 //
 // Bandwidth model (DESIGN.md): shape matching must at least read and write x and v, 64 B per
 // particle-step in float4; the bound is (measured triad bandwidth) / 64 B. The pipeline as
@@ -109,25 +112,40 @@ double measureTriadGBs() {
 struct Measurement {
   int steps = 0;
   double seconds = 0;
+  std::vector<double> blockSeconds;  // per timed block: seconds per step
   smash::StageTimes stages;
+  /// Seconds per step: the median block's (the mean of the middle two for an even count).
+  double perStep() const {
+    std::vector<double> sorted = blockSeconds;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  }
 };
 
-/// Steps for at least `minSeconds`, then the same steps again profiled for the stage times (not
-/// for the reference: it has no stage timer); on CUDA, then as many again with every kernel timed
-/// (its waits would inflate the stage times, so a pass of its own).
-Measurement runWorld(smash::World& world, double minSeconds) {
+/// Steps for at least `minSeconds` in `repeats` timed blocks, then the same steps again profiled
+/// for the stage times (not for the reference: it has no stage timer); on CUDA, then as many again
+/// with every kernel timed (its waits would inflate the stage times, so a pass of its own).
+Measurement runWorld(smash::World& world, double minSeconds, int repeats) {
   for (int s = 0; s < 3; ++s) world.step();
   world.synchronize();
   Measurement m;
-  auto t0 = Clock::now();
-  do {
-    world.step();
-    ++m.steps;
-    if (m.steps % 4 == 0) world.synchronize();
-    m.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  } while (m.seconds < minSeconds || m.steps < 3);
-  world.synchronize();
-  m.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (int block = 0; block < repeats; ++block) {
+    int steps = 0;
+    double seconds = 0;
+    auto t0 = Clock::now();
+    do {
+      world.step();
+      ++steps;
+      if (steps % 4 == 0) world.synchronize();
+      seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    } while (seconds < minSeconds / repeats || steps < 3);
+    world.synchronize();
+    seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    m.steps += steps;
+    m.seconds += seconds;
+    m.blockSeconds.push_back(seconds / steps);
+  }
   if (world.backend() == smash::Backend::Reference) return m;
   world.setProfiling(true);
   world.resetStageTimes();
@@ -140,6 +158,12 @@ Measurement runWorld(smash::World& world, double minSeconds) {
   }
   world.setProfiling(false);
   return m;
+}
+
+std::vector<double> blockMs(const Measurement& m) {
+  std::vector<double> ms;
+  for (double s : m.blockSeconds) ms.push_back(s * 1e3);
+  return ms;
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -165,11 +189,14 @@ int main(int argc, char** argv) {
   std::string strategyName = "auto", sceneKind = "free", gpuModel;
   int particles = 0, colliderManifold = 0;
   double seconds = 1.0, referenceMaxParticles = 1.0e6;
+  int repeats = 1;
   app.add_option("--backends", backends, "comma-separated: reference, cpp, omp, cuda (unavailable ones are skipped)");
   app.add_option("--bodies", bodiesList, "comma-separated body counts");
   app.add_option("--particles", particles, "particles per bunny: 0 = the mesh's 3483 vertices, else surface samples")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seconds", seconds, "minimum timed seconds per configuration")->check(CLI::PositiveNumber);
+  app.add_option("--repeats", repeats, "timed blocks per configuration (at least seconds / repeats each): ms/step is the median block's")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--reference-max-particles", referenceMaxParticles, "skip the reference above this many particles");
   app.add_option("--strategy", strategyName, "step layout of the pipeline backends")
       ->check(CLI::IsMember({"auto", "per-body", "per-particle"}));
@@ -215,6 +242,7 @@ int main(int argc, char** argv) {
                           {"pipeline_bytes_per_particle_step", kPipelineBytes},
                           {"particles_per_body", bunny.rest.size()},
                           {"scene", sceneKind},
+                          {"repeats", repeats},
                           {"max_contacts_per_collider", colliderManifold},
                           {"library_build_type", SMASH_BUILD_TYPE}};
     results["benchmarks"] = Json::array();
@@ -238,9 +266,9 @@ int main(int argc, char** argv) {
                                                                               : smash::StepStrategy::Auto;
         auto world = smash::World::create(backend, scene, strategy);
         const std::string layout = backend == smash::Backend::Reference ? "-" : smash::strategyName(world->strategy());
-        const Measurement m = runWorld(*world, seconds);
+        const Measurement m = runWorld(*world, seconds, repeats);
         if (world->contactOverflow() != 0) std::fprintf(stderr, "warning: contact overflow\n");
-        const double perStep = m.seconds / m.steps;
+        const double perStep = m.perStep();
         const double pps = np / perStep;
         // The bound uses the host triad for CPU backends; a CUDA run records its own device.
         const double fraction = pps * kModelBytes / (triad * 1e9);
@@ -251,6 +279,7 @@ int main(int argc, char** argv) {
                       {"particles", np},
                       {"steps", m.steps},
                       {"real_time", perStep * 1e3},
+                      {"block_ms_per_step", blockMs(m)},
                       {"time_unit", "ms"},
                       {"particle_steps_per_second", pps},
                       {"body_steps_per_second", n / perStep}};
