@@ -996,6 +996,56 @@ TEST_CASE("world: the narrow phase's particle clusters skip no contact", "[world
   CHECK(contacts == 0);
 }
 
+TEST_CASE("world: the narrow phase's four-wide reach test skips no particle the exact test keeps", "[world][narrow]") {
+#if SMASH_SSE_BODY_LOOPS
+  using namespace smash;
+  using namespace smash::pipeline;
+  // pairContactAt's first test (a particle beyond the other body's reach is no contact), bounded
+  // four particles at a time (sse::reachCandidates): every particle the exact test keeps is
+  // visited, in increasing order, directly and through a cluster order, near the origin and far
+  // from it, with whole fours and a tail.
+  Random random(20261207);
+  long long kept = 0, skipped = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int count = 1 + static_cast<int>(random.uniform(0, 60));
+    std::vector<Float4> rest;
+    for (int i = 0; i < count; ++i) rest.push_back(Float4(V3(random.uniform3(-0.3, 0.3)), 1.0f));
+    std::vector<int> order(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) order[static_cast<std::size_t>(i)] = i;
+    for (int i = count - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(random.uniform(0, i + 0.999))]);
+    const double scale = trial % 4 == 0 ? 1e4 : (trial % 4 == 1 ? 300.0 : 1.0);
+    const glm::dvec3 far = random.uniform3(-scale, scale);
+    BodyData self{};
+    self.rotation = M3(rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(random.uniform3(-1, 1)))));
+    self.centre = V3(far);
+    const V3 otherCentre = V3(far + random.uniform3(-0.6, 0.6));
+    const float reach = static_cast<float>(random.uniform(0.05, 0.5));
+    const float radius = 0.3f * std::sqrt(3.0f);
+    const float slack = 32.0f * FLT_EPSILON * (glm::length(self.centre) + glm::length(otherCentre) + 2.0f * radius + reach);
+    for (const int* index : {static_cast<const int*>(nullptr), static_cast<const int*>(order.data())}) {
+      std::vector<int> visited;
+      sse::reachCandidates(self, otherCentre, rest.data(), index, count, reach, slack, [&](int k) { visited.push_back(k); });
+      CHECK(std::is_sorted(visited.begin(), visited.end()));
+      CHECK(std::adjacent_find(visited.begin(), visited.end()) == visited.end());
+      for (int k = 0; k < count; ++k) {
+        const int i = index ? index[k] : k;
+        const V3 x = self.centre + self.rotation * xyz(rest[static_cast<std::size_t>(i)]);
+        const V3 fromOther = x - otherCentre;
+        const bool within = !(glm::dot(fromOther, fromOther) > reach * reach);
+        const bool seen = std::binary_search(visited.begin(), visited.end(), k);
+        INFO("trial " << trial << ", particle " << k);
+        if (within) CHECK(seen);
+        kept += within ? 1 : 0;
+        skipped += seen ? 0 : 1;
+      }
+    }
+  }
+  INFO("kept " << kept << ", skipped " << skipped);
+  CHECK(kept > 10000);    // particles within reach were tested
+  CHECK(skipped > 10000);  // and the bound skipped others
+#endif
+}
+
 TEST_CASE("world: edge cases", "[world]") {
   for (Backend backend : backendsUnderTest())
   for (StepStrategy strategy : strategiesUnderTest()) {
