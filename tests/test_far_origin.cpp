@@ -27,16 +27,20 @@ Json readJson(const std::string& rel) {
   return Json::parse(text.str());
 }
 
-/// The scene text with every body position and collider point moved by `by` (the bounds check too).
+/// The scene text with every body position and collider place moved by `by` (a plane's point, a
+/// sphere's, box's or container's center, a capsule's ends, a mesh's position, 0 when absent), and
+/// the bounds check too.
 Scene movedScene(Json j, const dvec3& by, const std::string& name) {
   auto move = [&](Json& v) {
     for (int k = 0; k < 3; ++k) v[k] = v[k].get<double>() + by[k];
   };
   if (j.contains("bodies"))
     for (Json& b : j["bodies"]) move(b["position"]);
-  for (Json& c : j["colliders"])
-    for (const char* key : {"point", "position", "center"})
+  for (Json& c : j["colliders"]) {
+    if (c.value("type", "") == "mesh" && !c.contains("position")) c["position"] = Json::array({0.0, 0.0, 0.0});
+    for (const char* key : {"point", "position", "center", "a", "b"})
       if (c.contains(key)) move(c[key]);
+  }
   if (j.contains("generators"))
     for (Json& g : j["generators"]) move(g["origin"]);
   if (j.contains("checks") && j["checks"].contains("bounds")) {
@@ -132,9 +136,10 @@ TEST_CASE("far from the origin: a box slides to rest where it does at the origin
 TEST_CASE("far from the origin: the reference slides a box down a mesh ramp as it does at the origin", "[physics][origin]") {
   // The reference keeps absolute coordinates in double; its decisions that allow for the float
   // backends' rounding must measure it as they do, from the working origin. Before: moved by 1e4,
-  // a box landing on a mesh ramp kept 18 N s of push-out work the scene at home took back
-  // (limitPushWork's slack grew with the absolute coordinate) and ended 7.3 cm away
-  // (experiments/hostile-2026-12-07d F12).
+  // a box landing on a mesh ramp took a collider impulse of 63.5 N s against 45.5 at home —
+  // limitPushWork, which takes back the push-out's work past the step's start, did not act there
+  // (its rounding slack grew with the absolute coordinate) — and ended 73 mm away after 200
+  // frames (experiments/hostile-2026-12-07d F12).
   const char* text = R"({
     "dt": 0.016666666666666666, "frames": 200,
     "materials": {"default": {"restitution": 0.2, "friction": 0.3}},

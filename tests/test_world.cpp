@@ -1003,24 +1003,35 @@ TEST_CASE("world: the narrow phase's four-wide reach test skips no particle the 
   // pairContactAt's first test (a particle beyond the other body's reach is no contact), bounded
   // four particles at a time (sse::reachCandidates): every particle the exact test keeps is
   // visited, in increasing order, directly and through a cluster order, near the origin and far
-  // from it, with whole fours and a tail.
+  // from it (to 10⁶), with whole fours and a tail, half the particles on the reach sphere.
   Random random(20261207);
   long long kept = 0, skipped = 0;
   for (int trial = 0; trial < 4000; ++trial) {
     const int count = 1 + static_cast<int>(random.uniform(0, 60));
-    std::vector<Float4> rest;
-    for (int i = 0; i < count; ++i) rest.push_back(Float4(V3(random.uniform3(-0.3, 0.3)), 1.0f));
-    std::vector<int> order(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i) order[static_cast<std::size_t>(i)] = i;
-    for (int i = count - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(random.uniform(0, i + 0.999))]);
-    const double scale = trial % 4 == 0 ? 1e4 : (trial % 4 == 1 ? 300.0 : 1.0);
+    const double scale = trial % 5 == 0 ? 1e6 : (trial % 5 == 1 ? 1e4 : (trial % 5 == 2 ? 300.0 : 1.0));
     const glm::dvec3 far = random.uniform3(-scale, scale);
     BodyData self{};
     self.rotation = M3(rotationMatrix(glm::angleAxis(random.uniform(0, 6.3), glm::normalize(random.uniform3(-1, 1)))));
     self.centre = V3(far);
     const V3 otherCentre = V3(far + random.uniform3(-0.6, 0.6));
     const float reach = static_cast<float>(random.uniform(0.05, 0.5));
-    const float radius = 0.3f * std::sqrt(3.0f);
+    // Half the particles anywhere, half on the reach sphere (rest offsets taken back from points
+    // at distance reach from the other centre: after rounding, some just inside, some just out —
+    // where a bound without its slack misses).
+    std::vector<Float4> rest;
+    for (int i = 0; i < count; ++i) {
+      if (i % 2 == 0) {
+        rest.push_back(Float4(V3(random.uniform3(-0.3, 0.3)), 1.0f));
+      } else {
+        const glm::dvec3 on = glm::dvec3(otherCentre) + double(reach) * glm::normalize(random.uniform3(-1, 1));
+        rest.push_back(Float4(V3(glm::transpose(glm::dmat3(self.rotation)) * (on - glm::dvec3(self.centre))), 1.0f));
+      }
+    }
+    std::vector<int> order(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) order[static_cast<std::size_t>(i)] = i;
+    for (int i = count - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(random.uniform(0, i + 0.999))]);
+    float radius = 0.0f;  // the body's bounding radius, as PairContactsOf's slack takes it
+    for (const Float4& q : rest) radius = std::max(radius, glm::length(xyz(q)));
     const float slack = 32.0f * FLT_EPSILON * (glm::length(self.centre) + glm::length(otherCentre) + 2.0f * radius + reach);
     for (const int* index : {static_cast<const int*>(nullptr), static_cast<const int*>(order.data())}) {
       std::vector<int> visited;

@@ -649,7 +649,10 @@ inline void containerCandidates(const Collider<float>& box, const BodyData& b, c
 /// null) of body `self` (rest offsets `rest`) whose position may lie within `reach` of `centre`,
 /// four at a time: |c + R q − centre|² against (reach + slack)², the difference c − centre taken
 /// once; `slack` covers the rounding of both this and the exact test (pairContactAt's first test,
-/// which decides: the same contacts in the same order). Most of a pair's particles are beyond the
+/// which decides: the same contacts in the same order). The two differ only in where the centres
+/// are subtracted (R q rounds alike), by about ε/2 (2|c| + |centre| + |q| + 2 reach) before the
+/// squares' few ulps; PairContactsOf passes 32 ε (|c| + |centre| + 2 r + reach), r the bounding
+/// radius (a test bisects particles onto the reach sphere: without the slack it misses them). Most of a pair's particles are beyond the
 /// other body's bounding sphere; each exact test was a call (rain_1k: 15% of a step in it).
 template <class Visit>
 inline void reachCandidates(const BodyData& self, const V3& centre, const Float4* rest, const int* index, int count,

@@ -389,9 +389,9 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   // The float backends' rounding scale: their centres are relative to the working origin (the
   // float allowance is the same here, so the reference decides as they do, and as it does for
-  // the same scene at the origin: measured from the absolute centres, a box sliding down a mesh
-  // ramp moved 10⁴ m away kept 18 N·s of its landing's push-out work that the scene at the
-  // origin took back, and ended 7.3 cm apart — experiments/hostile-2026-12-07d F12).
+  // the same scene at the origin: measured from the absolute centres, limitPushWork did not act
+  // on a box landing on a mesh ramp 10⁴ m away where it acted at home — a collider impulse of
+  // 63.5 N·s against 45.5 — and the two ended 7.3 cm apart: experiments/hostile-2026-12-07d F12).
   const glm::dvec3 c = body.centre - origin_, c0 = start.centre - origin_;
   const double far = std::max({std::abs(c.x), std::abs(c.y), std::abs(c.z), std::abs(c0.x), std::abs(c0.y), std::abs(c0.z)});
   const glm::dvec3 rest = deepest >= 0 ? shape.rest[static_cast<std::size_t>(deepest)] : glm::dvec3(0.0);
