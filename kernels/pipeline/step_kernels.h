@@ -652,8 +652,9 @@ inline void containerCandidates(const Collider<float>& box, const BodyData& b, c
 /// which decides: the same contacts in the same order). The two differ only in where the centres
 /// are subtracted (R q rounds alike), by about ε/2 (2|c| + |centre| + |q| + 2 reach) before the
 /// squares' few ulps; PairContactsOf passes 32 ε (|c| + |centre| + 2 r + reach), r the bounding
-/// radius (a test bisects particles onto the reach sphere: without the slack it misses them). Most of a pair's particles are beyond the
-/// other body's bounding sphere; each exact test was a call (rain_1k: 15% of a step in it).
+/// radius (a test bisects particles onto the reach sphere: without the slack it misses them).
+/// Most of a pair's particles are beyond the other body's bounding sphere; each exact test was a
+/// call (rain_1k: 15% of a step in it).
 template <class Visit>
 inline void reachCandidates(const BodyData& self, const V3& centre, const Float4* rest, const int* index, int count,
                             float reach, float slack, const Visit& visit) {
