@@ -111,7 +111,6 @@ double measureTriadGBs() {
 
 struct Measurement {
   int steps = 0;
-  double seconds = 0;
   std::vector<double> blockSeconds;  // per timed block: seconds per step
   smash::StageTimes stages;
   /// Seconds per step: the median block's (the mean of the middle two for an even count).
@@ -143,7 +142,6 @@ Measurement runWorld(smash::World& world, double minSeconds, int repeats) {
     world.synchronize();
     seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     m.steps += steps;
-    m.seconds += seconds;
     m.blockSeconds.push_back(seconds / steps);
   }
   if (world.backend() == smash::Backend::Reference) return m;

@@ -585,16 +585,25 @@ struct Planes {
 };
 /// Calls visit(i), in increasing i, for each of `count` rest offsets whose lane `lanes(qx, qy, qz)`
 /// sets (a movemask; the coordinates of four offsets, one to a lane), and for every offset past
-/// the last four: the bounds' loop (planeCandidates, containerCandidates).
+/// the last four: the bounds' loop (planeCandidates, containerCandidates, reachCandidates). Offset
+/// i is rest[index[i]] where `index` is given (a cluster order), else rest[i].
 template <class Visit, class Lanes>
-inline void visitFours(const Float4* rest, int count, const Visit& visit, const Lanes& lanes) {
+inline void visitFours(const Float4* rest, const int* index, int count, const Visit& visit, const Lanes& lanes) {
   int i = 0;
   for (; i + 4 <= count; i += 4) {
-    __m128 qx = load(rest[i]), qy = load(rest[i + 1]), qz = load(rest[i + 2]), qw = load(rest[i + 3]);
+    __m128 qx, qy, qz, qw;
+    if (index)
+      qx = load(rest[index[i]]), qy = load(rest[index[i + 1]]), qz = load(rest[index[i + 2]]), qw = load(rest[index[i + 3]]);
+    else
+      qx = load(rest[i]), qy = load(rest[i + 1]), qz = load(rest[i + 2]), qw = load(rest[i + 3]);
     _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
     for (int mask = lanes(qx, qy, qz); mask != 0; mask &= mask - 1) visit(i + __builtin_ctz(mask));
   }
   for (; i < count; ++i) visit(i);
+}
+template <class Visit, class Lanes>
+inline void visitFours(const Float4* rest, int count, const Visit& visit, const Lanes& lanes) {
+  visitFours(rest, nullptr, count, visit, lanes);
 }
 /// Calls visit(i), in increasing i, for each particle i of a body (pose b, `count` rest offsets
 /// `rest`, bounding radius `radius`) that may lie below `below` from the plane `plane`, four at a
@@ -666,24 +675,14 @@ inline void reachCandidates(const BodyData& self, const V3& centre, const Float4
   const __m128 dx = _mm_set1_ps(d.x), dy = _mm_set1_ps(d.y), dz = _mm_set1_ps(d.z);
   const float limit = reach + slack;
   const __m128 limit2 = _mm_set1_ps(limit * limit);
-  int k = 0;
-  for (; k + 4 <= count; k += 4) {
-    __m128 qx, qy, qz, qw;
-    if (index) {
-      qx = load(rest[index[k]]), qy = load(rest[index[k + 1]]), qz = load(rest[index[k + 2]]), qw = load(rest[index[k + 3]]);
-    } else {
-      qx = load(rest[k]), qy = load(rest[k + 1]), qz = load(rest[k + 2]), qw = load(rest[k + 3]);
-    }
-    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+  visitFours(rest, index, count, visit, [&](__m128 qx, __m128 qy, __m128 qz) {
     const __m128 fx = _mm_add_ps(dx, _mm_add_ps(_mm_add_ps(_mm_mul_ps(r00, qx), _mm_mul_ps(r10, qy)), _mm_mul_ps(r20, qz)));
     const __m128 fy = _mm_add_ps(dy, _mm_add_ps(_mm_add_ps(_mm_mul_ps(r01, qx), _mm_mul_ps(r11, qy)), _mm_mul_ps(r21, qz)));
     const __m128 fz = _mm_add_ps(dz, _mm_add_ps(_mm_add_ps(_mm_mul_ps(r02, qx), _mm_mul_ps(r12, qy)), _mm_mul_ps(r22, qz)));
     const __m128 d2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(fx, fx), _mm_mul_ps(fy, fy)), _mm_mul_ps(fz, fz));
     // Not (d² > limit²): a NaN pose visits, and the exact test rejects it as before.
-    for (int mask = _mm_movemask_ps(_mm_cmpngt_ps(d2, limit2)); mask != 0; mask &= mask - 1)
-      visit(k + __builtin_ctz(static_cast<unsigned>(mask)));
-  }
-  for (; k < count; ++k) visit(k);
+    return _mm_movemask_ps(_mm_cmpngt_ps(d2, limit2));
+  });
 }
 }  // namespace sse
 #endif
