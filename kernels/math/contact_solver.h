@@ -1231,17 +1231,65 @@ SMASH_HD T separationNow(const PairContact<T>* c, int count, const Vec3<T>& ca, 
 /// collider along the normal of its deepest point; a pass that moves nothing ends it.
 constexpr int kPushOutPasses = 5;
 
+/// How far any point of a body (bounding radius `radius`) moved from the pose (c0, R0) to
+/// (c1, R1): |Δc| + turnChord · radius, in arithmetic the GPU compiler does not contract (every
+/// kernel that decides whether a body is swept must decide the same: math/swept.h mulRn).
+template <class T>
+SMASH_HD T poseTravel(const Vec3<T>& c0, const Mat3<T>& R0, const Vec3<T>& c1, const Mat3<T>& R1, T radius) {
+  return addRn(lengthRn(Vec3<T>(c1 - c0)), mulRn(turnChord(R0, R1), radius));
+}
+
+/// Where the push-out of a body comes from this step (its pose at the step's start) and whether
+/// it looks there at all: the push-out samples collider k swept (math/swept.h, from each
+/// particle's place at `centre`, `rotation`) where the body's travel from that pose to the pose
+/// the push-out starts at may have taken a particle past the collider's middle (maySweep) — as
+/// the gather did. Otherwise a particle that the step carried past the middle of a thin collider
+/// reads the far face as its nearest and is pushed out through it: a box landing on a 1 cm slab
+/// with a tumble, its far edge moving 1.3 cm a step, was pushed 16 mm down after its solve sent it
+/// up, and went through (experiments/hostile-2026-12-07d F10). `swept` false: plain samples.
+template <class T>
+struct PushStart {
+  Vec3<T> centre{T(0)};
+  Mat3<T> rotation{T(1)};
+  bool swept = false;
+};
+
+/// Whether the push-out samples collider c swept for a body that moved `travel` (poseTravel) from
+/// its PushStart to the pose its push-out starts at.
+template <class T>
+SMASH_HD bool pushSweeps(const Collider<T>& c, const PushStart<T>& from, T travel) {
+  return from.swept && maySweep(travel, colliderThickness(c));
+}
+
+/// The push-out's gate: whether a particle of a body (bounding radius `radius`) at `centre` may be
+/// inside collider c — an SDF is 1-Lipschitz (within lipschitzSlack), so φ(centre) > radius
+/// proves none is — or, swept (`from`), may have crossed into it on the way: every particle's
+/// chord stays within the radius of the centre's segment, along which φ ≥ ½(φ0 + φ1 − L |Δc|).
+template <class T>
+SMASH_HD bool pushMayReach(const Collider<T>& c, const Vec3<T>& centre, T radius, bool swept, const Vec3<T>& from) {
+  const T reach = radius + lipschitzSlack(c);
+  const T phi1 = sdfCollider(c, centre).phi;
+  if (!(phi1 > reach)) return true;
+  if (!swept) return false;
+  const T phi0 = sdfCollider(c, from).phi;
+  return T(0.5) * (phi0 + phi1 - lipschitzBound(c) * glm::length(centre - from)) <= reach;
+}
+
 /// The deepest point of a body (centre, rotation, rest offsets rest(i), i < count) inside one
-/// collider: depth −φ > 0 and the normal there; depth 0 when none is inside. The Lipschitz bound
-/// through the centre (radius: the shape's bounding radius) skips the particles of a body that
-/// cannot reach the collider; the answer is the same.
+/// collider: depth −φ > 0 and the normal there; depth 0 when none is inside. The gate
+/// (pushMayReach; radius: the shape's bounding radius) skips the particles of a body that cannot
+/// reach the collider; the answer is the same. `swept` (pushSweeps): each particle's sample is
+/// swept from its place on the pose `from` (sweptColliderSample).
 template <class T, class Rest>
 SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, const Mat3<T>& rotation,
-                         const Rest& rest, int count, T radius, Vec3<T>& normal, int& at) {
+                         const Rest& rest, int count, T radius, Vec3<T>& normal, int& at, bool swept = false,
+                         const PushStart<T>& from = PushStart<T>{}) {
   T deepest = T(0);
-  if (sdfCollider(collider, centre).phi > radius + lipschitzSlack(collider)) return deepest;
+  if (!pushMayReach(collider, centre, radius, swept, from.centre)) return deepest;
   for (int i = 0; i < count; ++i) {
-    const SdfSample<T> s = sdfCollider(collider, centre + rotation * rest(i));
+    const Vec3<T> x = centre + rotation * rest(i);
+    const SdfSample<T> s =
+        swept ? sweptColliderSample(collider, from.centre + from.rotation * rest(i), x) : sdfCollider(collider, x);
     if (-s.phi > deepest) {
       deepest = -s.phi;
       normal = s.gradient;
@@ -1258,19 +1306,23 @@ SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, con
 }
 
 /// The push-out passes of one body against every collider (the per-particle strategy runs the
-/// same passes as segmented maxima over chunks: ChunkDeepest, PushOutApply). Returns the particle
-/// of the deepest of the pushes, the first on ties (limitPushWork's point); −1: none.
+/// same passes as segmented maxima over chunks: ChunkDeepest, PushOutApply), swept where
+/// pushSweeps says so for the body's travel from `from` to the pose it starts at. Returns the
+/// particle of the deepest of the pushes, the first on ties (limitPushWork's point); −1: none.
 template <class T, class Rest>
 SMASH_HD int pushOutOfColliders(const Collider<T>* colliders, int colliderCount, Vec3<T>& centre,
-                                const Mat3<T>& rotation, const Rest& rest, int count, T radius) {
+                                const Mat3<T>& rotation, const Rest& rest, int count, T radius,
+                                const PushStart<T>& from = PushStart<T>{}) {
   T most = T(0);
   int deepest = -1;
+  const T travel = from.swept ? poseTravel(from.centre, from.rotation, centre, rotation, radius) : T(0);
   for (int pass = 0; pass < kPushOutPasses; ++pass) {
     bool moved = false;
     for (int k = 0; k < colliderCount; ++k) {
       Vec3<T> normal(T(0));
       int at = -1;
-      const T depth = deepestInside(colliders[k], centre, rotation, rest, count, radius, normal, at);
+      const T depth = deepestInside(colliders[k], centre, rotation, rest, count, radius, normal, at,
+                                    pushSweeps(colliders[k], from, travel), from);
       if (depth > T(0)) {
         centre += depth * normal;
         moved = true;

@@ -423,7 +423,7 @@ SMASH_HD bool maySweepInto(const Collider<float>& collider, const BodyData& star
 
 /// How far any particle of body b (bounding radius `radius`) moved this step, from `start`.
 SMASH_HD float travelOf(const BodyData& start, const BodyData& b, float radius) {
-  return addRn(lengthRn(V3(b.centre - start.centre)), mulRn(turnChord(start.rotation, b.rotation), radius));
+  return poseTravel(start.centre, start.rotation, b.centre, b.rotation, radius);
 }
 
 // The swept samples (math/swept.h) are out of line and load the start pose themselves: the rare
@@ -854,12 +854,22 @@ SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlo
   b.angularVelocity += Iinv * glm::cross(rc, j);
 }
 
-/// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h).
+/// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h),
+/// swept from its pose at the step's start `start` where it travelled far enough (pushSweeps).
 /// Returns the deepest push's particle, as pushOutOfColliders.
-SMASH_HD int pushOut(const StepParams& p, BodyData& b) {
+SMASH_HD int pushOut(const StepParams& p, const BodyData& start, BodyData& b) {
   const ShapeData& shape = p.shapes[b.shape];
   return pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
-                            RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
+                            RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius,
+                            PushStart<float>{start.centre, start.rotation, true});
+}
+
+/// Whether the push-out of body b, starting at its pose now, samples any collider swept.
+SMASH_HD bool pushSweepsAny(const StepParams& p, const BodyData& start, const BodyData& b) {
+  const float travel = travelOf(start, b, p.shapes[b.shape].radius);
+  for (int k = 0; k < p.colliderCount; ++k)
+    if (maySweep(travel, colliderThickness(p.colliders[k]))) return true;
+  return false;
 }
 
 /// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
@@ -900,14 +910,15 @@ SMASH_HD float sdfRounding(const Collider<float>& c, float far, float radius) {
 /// φ changed by n·Δc + n·ΔR r ≥ n·Δc − ‖ΔR‖_F r (a resting body, which its solve lifts by about
 /// g h², keeps the margin less its turn and the allowance). Past it, and for a mesh collider (a grid: its φ is a true distance only
 /// within lipschitzSlack, two cells, more than a margin), the collider's pass scans every particle
-/// (deepestInside). `complete`: every particle within the margin was gathered (no
-/// overflow, no swept sample, no manifold); otherwise pushOut. On a resting body the solve moves
+/// (deepestInside). `complete`: every particle within the margin was gathered (no overflow, no
+/// swept sample, no manifold) and the push-out samples no collider swept (pushSweepsAny);
+/// otherwise pushOut. On a resting body the solve moves
 /// it back up by about g h², half the default margin: its push-out reads its ~100 contacts
 /// instead of its particles (issue 13).
 /// Host code only (resolveBodyContacts).
-inline int pushOutGathered(const StepParams& p, BodyData& b, const V3& atCentre, const M3& atRotation,
-                           const ContactSlot* c, int count, bool complete) {
-  if (!complete) return pushOut(p, b);
+inline int pushOutGathered(const StepParams& p, const BodyData& start, BodyData& b, const V3& atCentre,
+                           const M3& atRotation, const ContactSlot* c, int count, bool complete) {
+  if (!complete || pushSweepsAny(p, start, b)) return pushOut(p, start, b);
   const ShapeData& shape = p.shapes[b.shape];
   const RestOffsets rest{p.rest + shape.restOffset};
   const M3 turn = b.rotation - atRotation;
@@ -1009,7 +1020,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
 #if !defined(__CUDA_ARCH__)
     if (overflow) p.contactOverflow[bodyIndex] += overflow;
     const V3 pushFrom = b.centre;
-    const int deepest = pushOutGathered(p, b, atCentre, atRotation, slots, gathered, complete);
+    const int deepest = pushOutGathered(p, start, b, atCentre, atRotation, slots, gathered, complete);
     if (moved) limitLonePushWork(p, start, b, pushFrom, deepest, solvedFromV, solvedFromW);
     return;
 #endif
@@ -1025,7 +1036,7 @@ SMASH_HD void resolveBodyContacts(const StepParams& p, int bodyIndex, const Body
   }
   if (overflow) p.contactOverflow[bodyIndex] += overflow;
   const V3 pushFrom = b.centre;
-  const int deepest = pushOut(p, b);
+  const int deepest = pushOut(p, start, b);
   if (moved) limitLonePushWork(p, start, b, pushFrom, deepest, solvedFromV, solvedFromW);
 }
 
@@ -1196,6 +1207,19 @@ struct ColliderManifold {
   }
 };
 
+/// The wide push-out's gate of body b (pose now; armed at `armed`, its centre then: the passes move
+/// only the centre) for collider k: 0, not tested (pushMayReach false); 1, tested with plain
+/// samples; 2, swept from the body's pose at the step's start (pushSweeps for its travel to the
+/// armed pose, as pushOut decides).
+SMASH_HD int pushGateOf(const StepParams& p, int bodyIndex, const BodyData& b, const V3& armed, int k) {
+  const BodyData& start = p.bodiesStart[bodyIndex];
+  const float radius = p.shapes[b.shape].radius;
+  const bool swept = maySweep(poseTravel(start.centre, start.rotation, armed, b.rotation, radius),
+                              colliderThickness(p.colliders[k]));
+  if (!pushMayReach(p.colliders[k], b.centre, radius, swept, start.centre)) return 0;
+  return swept ? 2 : 1;
+}
+
 /// Arms the wide push-out (ChunkDeepest, PushOutApply) for body b at its pose now: `push` false
 /// leaves it out of this round of passes. `lone`: a body in no touching pair, whose push-out's
 /// work LimitPushWork bounds after the passes (resolveBodyContacts' limitLonePushWork).
@@ -1205,7 +1229,7 @@ SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, 
   p.pushMost[bodyIndex] = 0.0f;
   p.pushMoved[bodyIndex] = 0;
   p.pushDone[bodyIndex] = push ? 0 : 1;
-  p.pushGate[bodyIndex] = push && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
+  p.pushGate[bodyIndex] = push ? pushGateOf(p, bodyIndex, b, b.centre, 0) : 0;
 }
 
 /// After armPushOut of a lone body whose collider contacts were solved: the velocities before the
@@ -1240,7 +1264,8 @@ struct SolveColliderContacts {
 
 /// Push-out against collider k, part 1, per chunk: its deepest point (−φ, the first on ties) and
 /// normal, as pushOut finds it; nothing when its body is not tested against k in this pass
-/// (pushOut's mayTouch gate, or the body is done).
+/// (pushGateOf 0: deepestInside's gate, or the body is done). Gate 2: swept samples
+/// (sweptColliderAt, out of line as in the gather).
 ///
 /// Over lanes (CUDA: a warp a chunk, a lane a particle; math/lanes.h firstLargestOf: the plain
 /// loop's first deepest, to the bit).
@@ -1250,15 +1275,19 @@ struct ChunkDeepest {
   template <class Lanes>
   SMASH_HD void operator()(int c, const Lanes& lanes) const {
     // The gate first: a gated-off body's data is not read (PushOutApply reads no chunk of it).
-    if (!p.pushGate[p.particleBody[p.chunkFirst[c]]]) return;
+    const int gate = p.pushGate[p.particleBody[p.chunkFirst[c]]];
+    if (!gate) return;
     const ChunkRange range = chunkRange(p, c);
     const BodyData& b = p.bodies[range.body];
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     float depth = 0.0f;
     V3 normal(0.0f);
     const int winner = lanes.firstLargestOf(range.end - range.first, depth, normal, [&](int k, V3& gradient) {
+      const int i = range.first + k;
+      const V3 x = b.centre + leverArm(b, rest, i);
       const SdfSample<float> s =
-          sdfCollider(p.colliders[collider], b.centre + leverArm(b, rest, range.first + k));
+          gate == 2 ? sweptColliderAt(p.colliders + collider, rest, p.bodiesStart + range.body, i - b.particleOffset, x)
+                    : sdfCollider(p.colliders[collider], x);
       gradient = s.gradient;
       return -s.phi;
     });
@@ -1311,8 +1340,7 @@ struct PushOutApply {
       if (!p.pushMoved[bodyIndex]) p.pushDone[bodyIndex] = 1;
       p.pushMoved[bodyIndex] = 0;
     }
-    p.pushGate[bodyIndex] =
-        !p.pushDone[bodyIndex] && mayTouch(p.colliders[next], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
+    p.pushGate[bodyIndex] = p.pushDone[bodyIndex] ? 0 : pushGateOf(p, bodyIndex, b, xyz(load4(p.pushFrom[bodyIndex])), next);
   }
 };
 
@@ -2598,7 +2626,7 @@ SMASH_HD void shockPosition(const StepParams& p, int level, int b) {
   }
   // The colliders keep the last word (a body may touch a wall).
   if constexpr (Wide) armPushOut(p, b, body, moved);
-  else if (moved) pushOut(p, body);
+  else if (moved) pushOut(p, p.bodiesStart[b], body);
   p.bodies[b] = body;
 }
 struct ShockPositions {
@@ -2661,7 +2689,7 @@ SMASH_HD void finishPairBody(const StepParams& p, int b) {
   if constexpr (Wide) {
     if (p.colliderContacts) armPushOut(p, b, body, true);
   } else if (p.colliderContacts) {
-    pushOut(p, body);
+    pushOut(p, p.bodiesStart[b], body);
   }
   p.bodies[b] = body;
 }

@@ -384,7 +384,7 @@ void ReferenceWorld::resolveBodyContacts(std::size_t b, const BodyState& start, 
   // limitPushWork).
   BodyState& body = bodies_[b];
   const glm::dvec3 pushFrom = body.centre;
-  const int deepest = pushOut(b);
+  const int deepest = pushOut(b, start);
   if (!moved) return;
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   // The float backends' rounding scale: their centres are relative to the working origin (the
@@ -588,7 +588,7 @@ std::vector<std::pair<std::size_t, std::size_t>> ReferenceWorld::resolveAllConta
   for (std::size_t b = 0; b < bodies_.size(); ++b)
     if (!s.pairsOf[b].empty()) solvedColliderContacts_[b] = s.colliderContacts[b];
   finishPairBodies(s, start);
-  shockPositions(s);
+  shockPositions(s, start);
   std::vector<std::pair<std::size_t, std::size_t>> touching;
   touching.reserve(s.pairs.size());
   for (const Pair& pair : s.pairs) touching.emplace_back(pair.a, pair.b);
@@ -966,13 +966,13 @@ void ReferenceWorld::finishPairBodies(const ContactSolve& s, const std::vector<B
   for (std::size_t b = 0; b < n; ++b) {
     if (s.pairsOf[b].empty()) continue;
     bodies_[b].centre += move[b] / double(s.split[b]);
-    if (s.withColliders) pushOut(b);
+    if (s.withColliders) pushOut(b, start[b]);
   }
 }
 
 // ShockPositions: level by level upwards, each body moved out of what carries it (that body's
 // pose final) by its pair's deepest separation now, beyond the slop; then out of the colliders.
-void ReferenceWorld::shockPositions(const ContactSolve& s) {
+void ReferenceWorld::shockPositions(const ContactSolve& s, const std::vector<BodyState>& start) {
   for (int k = 1; k < s.levels; ++k)
     for (std::size_t b = 0; b < bodies_.size(); ++b) {
       if (s.level[b] != k) continue;
@@ -991,7 +991,7 @@ void ReferenceWorld::shockPositions(const ContactSolve& s) {
           moved = true;
         }
       }
-      if (moved) pushOut(b);  // the colliders keep the last word (a body may touch a wall)
+      if (moved) pushOut(b, start[b]);  // the colliders keep the last word (a body may touch a wall)
     }
 }
 
@@ -1039,12 +1039,13 @@ void ReferenceWorld::reduceToManifold(std::size_t b, std::vector<PairContact<dou
 // Positions: "move the body out" (physics.md §3) along the normal of its deepest point, collider by
 // collider. A push out of one collider can push into another (a wedge); a few passes settle
 // that. Planes at right angles need one. The same passes as every backend's.
-int ReferenceWorld::pushOut(std::size_t b) {
+int ReferenceWorld::pushOut(std::size_t b, const BodyState& start) {
   const Shape& shape = scene_.shapes[scene_.bodies[b].shape];
   BodyState& body = bodies_[b];
   return pushOutOfColliders(scene_.colliders.data(), static_cast<int>(scene_.colliders.size()), body.centre,
                             body.rotation, [&](int i) { return shape.rest[static_cast<std::size_t>(i)]; },
-                            static_cast<int>(shape.rest.size()), shape.boundingRadius);
+                            static_cast<int>(shape.rest.size()), shape.boundingRadius,
+                            PushStart<double>{start.centre, start.rotation, true});
 }
 
 // physics.md §3 step 2, literally: one virtual contact point r_c, the average of the approaching

@@ -173,7 +173,7 @@ class ReferenceWorld final : public World {
   void solveRoundInPlace(ContactSolve& s);
   void shockVelocities(ContactSolve& s);
   void finishPairBodies(const ContactSolve& s, const std::vector<BodyState>& start);
-  void shockPositions(const ContactSolve& s);
+  void shockPositions(const ContactSolve& s, const std::vector<BodyState>& start);
   /// solverBody(b, 1) with the velocities of `with` (the state before the solve).
   SolverBody<double> solverBodyMoving(std::size_t b, const BodyState& with) const;
   /// solverBody(b, 1) with the approach velocities restitution is taken from: `start`'s linear
@@ -194,7 +194,9 @@ class ReferenceWorld final : public World {
                       std::vector<PairContact<double>>& contacts);
   /// The collider contact manifold of body b (math/contact_solver.h reduceColliderContacts).
   void reduceToManifold(std::size_t b, std::vector<PairContact<double>>& contacts) const;
-  int pushOut(std::size_t b);  // returns the deepest push's particle (−1: none)
+  /// Out of the colliders, swept from the step's start where the body travelled far (contact_solver.h
+  /// PushStart); returns the deepest push's particle (−1: none).
+  int pushOut(std::size_t b, const BodyState& start);
   void averagedImpulse(std::size_t b, const std::vector<PairContact<double>>& contacts);
   void writeParticlesFromBody(std::size_t b);
   double contactMargin() const;
