@@ -1278,18 +1278,18 @@ SMASH_HD bool pushMayReach(const Collider<T>& c, const Vec3<T>& centre, T radius
 /// The deepest point of a body (centre, rotation, rest offsets rest(i), i < count) inside one
 /// collider: depth −φ > 0 and the normal there; depth 0 when none is inside. The gate
 /// (pushMayReach; radius: the shape's bounding radius) skips the particles of a body that cannot
-/// reach the collider; the answer is the same. `swept` (pushSweeps): each particle's sample is
-/// swept from its place on the pose `from` (sweptColliderSample).
+/// reach the collider; the answer is the same. `from.swept` (pushSweeps for this collider): each
+/// particle's sample is swept from its place on the pose `from` (sweptColliderSample).
 template <class T, class Rest>
 SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, const Mat3<T>& rotation,
-                         const Rest& rest, int count, T radius, Vec3<T>& normal, int& at, bool swept = false,
+                         const Rest& rest, int count, T radius, Vec3<T>& normal, int& at,
                          const PushStart<T>& from = PushStart<T>{}) {
   T deepest = T(0);
-  if (!pushMayReach(collider, centre, radius, swept, from.centre)) return deepest;
+  if (!pushMayReach(collider, centre, radius, from.swept, from.centre)) return deepest;
   for (int i = 0; i < count; ++i) {
     const Vec3<T> x = centre + rotation * rest(i);
-    const SdfSample<T> s =
-        swept ? sweptColliderSample(collider, from.centre + from.rotation * rest(i), x) : sdfCollider(collider, x);
+    const SdfSample<T> s = from.swept ? sweptColliderSample(collider, from.centre + from.rotation * rest(i), x)
+                                      : sdfCollider(collider, x);
     if (-s.phi > deepest) {
       deepest = -s.phi;
       normal = s.gradient;
@@ -1306,9 +1306,12 @@ SMASH_HD T deepestInside(const Collider<T>& collider, const Vec3<T>& centre, con
 }
 
 /// The push-out passes of one body against every collider (the per-particle strategy runs the
-/// same passes as segmented maxima over chunks: ChunkDeepest, PushOutApply), swept where
-/// pushSweeps says so for the body's travel from `from` to the pose it starts at. Returns the
-/// particle of the deepest of the pushes, the first on ties (limitPushWork's point); −1: none.
+/// same passes as segmented maxima over chunks: ChunkDeepest, PushOutApply; a body that sweeps a
+/// collider runs these in its thread there, PushOutSweptBodies), swept where pushSweeps says so
+/// for the body's travel from `from` to the pose it starts at (that travel, not the pushes after
+/// it: a push that carried a particle half another thin collider's thickness into it would not
+/// make that collider swept). Returns the particle of the deepest of the pushes, the first on
+/// ties (limitPushWork's point); −1: none.
 template <class T, class Rest>
 SMASH_HD int pushOutOfColliders(const Collider<T>* colliders, int colliderCount, Vec3<T>& centre,
                                 const Mat3<T>& rotation, const Rest& rest, int count, T radius,
@@ -1321,8 +1324,8 @@ SMASH_HD int pushOutOfColliders(const Collider<T>* colliders, int colliderCount,
     for (int k = 0; k < colliderCount; ++k) {
       Vec3<T> normal(T(0));
       int at = -1;
-      const T depth = deepestInside(colliders[k], centre, rotation, rest, count, radius, normal, at,
-                                    pushSweeps(colliders[k], from, travel), from);
+      const PushStart<T> sweptFrom{from.centre, from.rotation, pushSweeps(colliders[k], from, travel)};
+      const T depth = deepestInside(colliders[k], centre, rotation, rest, count, radius, normal, at, sweptFrom);
       if (depth > T(0)) {
         centre += depth * normal;
         moved = true;

@@ -773,13 +773,19 @@ class DeviceWorld final : public World {
 
   /// The wide push-out (step_kernels.h ChunkDeepest, PushOutApply) of the bodies armed for it
   /// (armPushOut): pushOut's passes × colliders as a fixed launch sequence; a body done, or gated
-  /// off a collider it cannot touch, reads nothing.
+  /// off a collider it cannot touch, reads nothing. First the bodies armed as swept (a body that
+  /// moved half a thin collider's thickness this step: rare), each in its thread
+  /// (PushOutSweptBodies: charged at its worst, every pass over every particle and collider).
   void pushOutPasses() {
     const int nb = static_cast<int>(bodies_.size());
     const int colliders = static_cast<int>(colliders_.size());
     const int chunks = static_cast<int>(chunkFirst_.size());
     const double BD = sizeof(BodyData);
     const StepParams p = params();
+    const double swept = census_ ? censusCountOf(pushDone_, kPushSwept) : 0;
+    const double particlesPerBody = nb ? static_cast<double>(position_.size()) / nb : 0;
+    launch("PushOutSweptBodies", nb, PushOutSweptBodies{p}, nb * 4.0 + swept * (3 * BD + particlesPerBody * 16 * colliders),
+           swept > 0 ? kPushOutPasses * particlesPerBody * colliders : 0.0);
     for (int pass = 0; pass < kPushOutPasses; ++pass)
       for (int k = 0; k < colliders; ++k) {
         const double gated = census_ ? censusCount(pushGate_) : 0;
@@ -1714,6 +1720,12 @@ class DeviceWorld final : public World {
     thrust::host_vector<int> h = flags;
     double n = 0;
     for (int x : h) n += x != 0 ? 1 : 0;
+    return n;
+  }
+  double censusCountOf(const Vector<int>& flags, int value) const {
+    thrust::host_vector<int> h = flags;
+    double n = 0;
+    for (int x : h) n += x == value ? 1 : 0;
     return n;
   }
   double censusMax(const Vector<int>& v, int count) const {

@@ -191,7 +191,7 @@ struct StepParams {
   Float4* chunkDeepest = nullptr;     // (nchunk) normal xyz, depth w of each chunk's deepest
   int* chunkDeepestAt = nullptr;      // (nchunk) its particle (of its body's shape)
   int* pushGate = nullptr;            // (nbody) tested against the pass's current collider
-  int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished
+  int* pushDone = nullptr;            // (nbody) a pass moved nothing: push-out finished; kPushSwept: left to PushOutSweptBodies
   int* pushMoved = nullptr;           // (nbody) moved in the current pass
   Float4* pushFrom = nullptr;         // (nbody) centre when armed; w 1: a lone body (LimitPushWork), 2: one
                                       // whose collider contacts were solved (pushSolvedFrom)
@@ -854,22 +854,44 @@ SMASH_HD void averagedImpulse(const StepParams& p, BodyData& b, const ContactSlo
   b.angularVelocity += Iinv * glm::cross(rc, j);
 }
 
-/// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h),
-/// swept from its pose at the step's start `start` where it travelled far enough (pushSweeps).
-/// Returns the deepest push's particle, as pushOutOfColliders.
-SMASH_HD int pushOut(const StepParams& p, const BodyData& start, BodyData& b) {
-  const ShapeData& shape = p.shapes[b.shape];
-  return pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
-                            RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius,
-                            PushStart<float>{start.centre, start.rotation, true});
-}
-
-/// Whether the push-out of body b, starting at its pose now, samples any collider swept.
+/// Whether the push-out of body b, starting at its pose now, samples any collider swept
+/// (contact_solver.h pushSweeps for its travel from `start`, the step's start).
 SMASH_HD bool pushSweepsAny(const StepParams& p, const BodyData& start, const BodyData& b) {
   const float travel = travelOf(start, b, p.shapes[b.shape].radius);
   for (int k = 0; k < p.colliderCount; ++k)
     if (maySweep(travel, colliderThickness(p.colliders[k]))) return true;
   return false;
+}
+
+/// The push-out passes of a body that sweeps a collider (pushOutOfColliders from PushStart (c0,
+/// R0)), out of line: the swept samples stay out of the per-body kernels' registers and stack, as
+/// the gather's do (sweptColliderAt). Arguments by value and pointers into backend memory only.
+struct SweptPush {
+  V3 centre;
+  int deepest;
+};
+SMASH_HD_NOINLINE SweptPush pushOutSwept(const Collider<float>* colliders, int colliderCount, const Float4* rest,
+                                         int count, float radius, V3 centre, M3 rotation, V3 c0, M3 R0) {
+  SweptPush r{centre, -1};
+  r.deepest = pushOutOfColliders(colliders, colliderCount, r.centre, rotation, RestOffsets{rest}, count, radius,
+                                 PushStart<float>{c0, R0, true});
+  return r;
+}
+
+/// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h),
+/// swept from its pose at the step's start `start` where it travelled far enough (pushSweepsAny:
+/// pushOutSwept; otherwise the plain passes, inline). Returns the deepest push's particle, as
+/// pushOutOfColliders.
+SMASH_HD int pushOut(const StepParams& p, const BodyData& start, BodyData& b) {
+  const ShapeData& shape = p.shapes[b.shape];
+  if (pushSweepsAny(p, start, b)) {
+    const SweptPush r = pushOutSwept(p.colliders, p.colliderCount, p.rest + shape.restOffset, shape.count, shape.radius,
+                                     b.centre, b.rotation, start.centre, start.rotation);
+    b.centre = r.centre;
+    return r.deepest;
+  }
+  return pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
+                            RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
 }
 
 /// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
@@ -1207,30 +1229,38 @@ struct ColliderManifold {
   }
 };
 
-/// The wide push-out's gate of body b (pose now; armed at `armed`, its centre then: the passes move
-/// only the centre) for collider k: 0, not tested (pushMayReach false); 1, tested with plain
-/// samples; 2, swept from the body's pose at the step's start (pushSweeps for its travel to the
-/// armed pose, as pushOut decides).
-SMASH_HD int pushGateOf(const StepParams& p, int bodyIndex, const BodyData& b, const V3& armed, int k) {
-  const BodyData& start = p.bodiesStart[bodyIndex];
-  const float radius = p.shapes[b.shape].radius;
-  const bool swept = maySweep(poseTravel(start.centre, start.rotation, armed, b.rotation, radius),
-                              colliderThickness(p.colliders[k]));
-  if (!pushMayReach(p.colliders[k], b.centre, radius, swept, start.centre)) return 0;
-  return swept ? 2 : 1;
-}
+/// pushDone of a body armed for the wide push-out that sweeps a collider (pushSweepsAny): its
+/// passes are pushOut's, in its own thread (PushOutSweptBodies), and the wide passes skip it.
+constexpr int kPushSwept = 2;
 
 /// Arms the wide push-out (ChunkDeepest, PushOutApply) for body b at its pose now: `push` false
 /// leaves it out of this round of passes. `lone`: a body in no touching pair, whose push-out's
-/// work LimitPushWork bounds after the passes (resolveBodyContacts' limitLonePushWork).
+/// work LimitPushWork bounds after the passes (resolveBodyContacts' limitLonePushWork). A body that
+/// sweeps a collider (pushSweepsAny: rare — it moved half a thin collider's thickness this step)
+/// is left to PushOutSweptBodies.
 SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, bool push, bool lone = false) {
   p.pushFrom[bodyIndex] = Float4(b.centre, lone ? 1.0f : 0.0f);
   p.pushPoint[bodyIndex] = -1;
   p.pushMost[bodyIndex] = 0.0f;
   p.pushMoved[bodyIndex] = 0;
-  p.pushDone[bodyIndex] = push ? 0 : 1;
-  p.pushGate[bodyIndex] = push ? pushGateOf(p, bodyIndex, b, b.centre, 0) : 0;
+  const bool swept = push && pushSweepsAny(p, p.bodiesStart[bodyIndex], b);
+  p.pushDone[bodyIndex] = !push ? 1 : swept ? kPushSwept : 0;
+  p.pushGate[bodyIndex] = push && !swept && mayTouch(p.colliders[0], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
 }
+
+/// Per body, before the wide passes: the push-out of a body armed as swept (kPushSwept), pushOut's
+/// passes in its thread (out of line: pushOutSwept), its deepest push's particle kept for
+/// LimitPushWork; then done. Every other body returns at once.
+struct PushOutSweptBodies {
+  StepParams p;
+  SMASH_HD void operator()(int bodyIndex) const {
+    if (p.pushDone[bodyIndex] != kPushSwept) return;
+    BodyData b = p.bodies[bodyIndex];
+    p.pushPoint[bodyIndex] = pushOut(p, p.bodiesStart[bodyIndex], b);
+    p.bodies[bodyIndex] = b;
+    p.pushDone[bodyIndex] = 1;
+  }
+};
 
 /// After armPushOut of a lone body whose collider contacts were solved: the velocities before the
 /// solve (`fromV`, `fromW`; ω turned with the pose from `before` to b's), for LimitPushWork's
@@ -1264,8 +1294,7 @@ struct SolveColliderContacts {
 
 /// Push-out against collider k, part 1, per chunk: its deepest point (−φ, the first on ties) and
 /// normal, as pushOut finds it; nothing when its body is not tested against k in this pass
-/// (pushGateOf 0: deepestInside's gate, or the body is done). Gate 2: swept samples
-/// (sweptColliderAt, out of line as in the gather).
+/// (pushOut's mayTouch gate, or the body is done).
 ///
 /// Over lanes (CUDA: a warp a chunk, a lane a particle; math/lanes.h firstLargestOf: the plain
 /// loop's first deepest, to the bit).
@@ -1275,19 +1304,15 @@ struct ChunkDeepest {
   template <class Lanes>
   SMASH_HD void operator()(int c, const Lanes& lanes) const {
     // The gate first: a gated-off body's data is not read (PushOutApply reads no chunk of it).
-    const int gate = p.pushGate[p.particleBody[p.chunkFirst[c]]];
-    if (!gate) return;
+    if (!p.pushGate[p.particleBody[p.chunkFirst[c]]]) return;
     const ChunkRange range = chunkRange(p, c);
     const BodyData& b = p.bodies[range.body];
     const Float4* rest = p.rest + p.shapes[b.shape].restOffset;
     float depth = 0.0f;
     V3 normal(0.0f);
     const int winner = lanes.firstLargestOf(range.end - range.first, depth, normal, [&](int k, V3& gradient) {
-      const int i = range.first + k;
-      const V3 x = b.centre + leverArm(b, rest, i);
       const SdfSample<float> s =
-          gate == 2 ? sweptColliderAt(p.colliders + collider, rest, p.bodiesStart + range.body, i - b.particleOffset, x)
-                    : sdfCollider(p.colliders[collider], x);
+          sdfCollider(p.colliders[collider], b.centre + leverArm(b, rest, range.first + k));
       gradient = s.gradient;
       return -s.phi;
     });
@@ -1340,7 +1365,8 @@ struct PushOutApply {
       if (!p.pushMoved[bodyIndex]) p.pushDone[bodyIndex] = 1;
       p.pushMoved[bodyIndex] = 0;
     }
-    p.pushGate[bodyIndex] = p.pushDone[bodyIndex] ? 0 : pushGateOf(p, bodyIndex, b, xyz(load4(p.pushFrom[bodyIndex])), next);
+    p.pushGate[bodyIndex] =
+        !p.pushDone[bodyIndex] && mayTouch(p.colliders[next], b, p.shapes[b.shape], 0.0f) ? 1 : 0;
   }
 };
 
