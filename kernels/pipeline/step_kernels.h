@@ -863,35 +863,34 @@ SMASH_HD bool pushSweepsAny(const StepParams& p, const BodyData& start, const Bo
   return false;
 }
 
-/// The push-out passes of a body that sweeps a collider (pushOutOfColliders from PushStart (c0,
-/// R0)), out of line: the swept samples stay out of the per-body kernels' registers and stack, as
-/// the gather's do (sweptColliderAt). Arguments by value and pointers into backend memory only.
-struct SweptPush {
+/// pushOut's passes, out of line (pushOutOfColliders from PushStart (c0, R0, swept)). A kernel's
+/// registers are its callees' too, so the per-body kernels that push out (the per-body layout,
+/// not the CUDA default) grew with the swept samples all the same — FinishPairBodies from 80 to 128
+/// registers, MatchBodies', PrepareBodies' and ShockPositions' stacks by 96, 80 and 8 B on sm_90
+/// (kernels/gpu_budget.txt) — but less than inline (ShockPositions 168 B, MatchBodies 1,296 B with
+/// 536 B of spills). The wide layout keeps them out of its chunk kernels (PushOutSweptBodies).
+/// Arguments by value and pointers into backend memory only.
+struct PushedOut {
   V3 centre;
   int deepest;
 };
-SMASH_HD_NOINLINE SweptPush pushOutSwept(const Collider<float>* colliders, int colliderCount, const Float4* rest,
-                                         int count, float radius, V3 centre, M3 rotation, V3 c0, M3 R0) {
-  SweptPush r{centre, -1};
+SMASH_HD_NOINLINE PushedOut pushOutOf(const Collider<float>* colliders, int colliderCount, const Float4* rest,
+                                      int count, float radius, V3 centre, M3 rotation, V3 c0, M3 R0, bool swept) {
+  PushedOut r{centre, -1};
   r.deepest = pushOutOfColliders(colliders, colliderCount, r.centre, rotation, RestOffsets{rest}, count, radius,
-                                 PushStart<float>{c0, R0, true});
+                                 PushStart<float>{c0, R0, swept});
   return r;
 }
 
 /// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h),
-/// swept from its pose at the step's start `start` where it travelled far enough (pushSweepsAny:
-/// pushOutSwept; otherwise the plain passes, inline). Returns the deepest push's particle, as
-/// pushOutOfColliders.
+/// swept from its pose at the step's start `start` where it travelled far enough (pushSweepsAny).
+/// Returns the deepest push's particle, as pushOutOfColliders.
 SMASH_HD int pushOut(const StepParams& p, const BodyData& start, BodyData& b) {
   const ShapeData& shape = p.shapes[b.shape];
-  if (pushSweepsAny(p, start, b)) {
-    const SweptPush r = pushOutSwept(p.colliders, p.colliderCount, p.rest + shape.restOffset, shape.count, shape.radius,
-                                     b.centre, b.rotation, start.centre, start.rotation);
-    b.centre = r.centre;
-    return r.deepest;
-  }
-  return pushOutOfColliders(p.colliders, p.colliderCount, b.centre, b.rotation,
-                            RestOffsets{p.rest + shape.restOffset}, shape.count, shape.radius);
+  const PushedOut r = pushOutOf(p.colliders, p.colliderCount, p.rest + shape.restOffset, shape.count, shape.radius,
+                                b.centre, b.rotation, start.centre, start.rotation, pushSweepsAny(p, start, b));
+  b.centre = r.centre;
+  return r.deepest;
 }
 
 /// Whether gatherContacts took a swept sample for any collider of body b (its conditions): the
@@ -1249,7 +1248,7 @@ SMASH_HD void armPushOut(const StepParams& p, int bodyIndex, const BodyData& b, 
 }
 
 /// Per body, before the wide passes: the push-out of a body armed as swept (kPushSwept), pushOut's
-/// passes in its thread (out of line: pushOutSwept), its deepest push's particle kept for
+/// passes in its thread (out of line: pushOutOf), its deepest push's particle kept for
 /// LimitPushWork; then done. Every other body returns at once.
 struct PushOutSweptBodies {
   StepParams p;
