@@ -866,10 +866,10 @@ SMASH_HD bool pushSweepsAny(const StepParams& p, const BodyData& start, const Bo
 /// pushOut's passes, out of line (pushOutOfColliders from PushStart (c0, R0, swept)). A kernel's
 /// registers are its callees' too, so the per-body kernels that push out (the per-body layout,
 /// not the CUDA default) grew with the swept samples all the same — FinishPairBodies from 80 to 128
-/// registers, MatchBodies', PrepareBodies' and ShockPositions' stacks by 96, 80 and 8 B on sm_90
-/// (kernels/gpu_budget.txt) — but less than inline (ShockPositions 168 B, MatchBodies 1,296 B with
-/// 536 B of spills). The wide layout keeps them out of its chunk kernels (PushOutSweptBodies).
-/// Arguments by value and pointers into backend memory only.
+/// registers, the stacks of MatchBodies, PrepareBodies and ShockPositions on sm_90
+/// (kernels/gpu_budget.txt) — though less than with the passes inline. The wide layout keeps them
+/// out of its chunk kernels (PushOutSweptBodies). Arguments by value and pointers into backend
+/// memory only.
 struct PushedOut {
   V3 centre;
   int deepest;
