@@ -370,3 +370,31 @@ TEST_CASE("scene advice: a shape of touching bodies sparser than it is thick is 
   CHECK(stack(Json{{"mode", "surface"}, {"count", 500}, {"seed", 2}}, true).advice().empty());
   CHECK(stack(Json(), false).advice().empty());
 }
+
+TEST_CASE("scene advice: a collider thinner than a body's particles are apart is named", "[scene]") {
+  // A hostile test (2026-12-07): a 5 mm sphere collider passed between a 0.1 m box's 200 surface
+  // samples (one every 17 mm) and ended 39 mm inside it, and 41 mm inside one of 2,000. The
+  // advice names the collider and the shape when the particles are more than half the collider's
+  // thickness apart, with a count that puts one every third of it; a plane, a thick box or a
+  // dense enough shape gets none.
+  auto scene = [](const Json& collider, int count) {
+    Json j = Json::parse(R"({"dt": 0.01, "frames": 1, "materials": {"default": {"restitution": 0.2, "friction": 0.5}},
+      "bodies": [{"shape": "box", "position": [0, 0.5, 0]}]})");
+    j["colliders"] = Json::array({Json{{"type", "plane"}, {"point", {0, 0, 0}}, {"normal", {0, 1, 0}}}, collider});
+    j["shapes"]["box"] = {{"mesh", "meshes/box.obj"}, {"scale", 0.1},
+                          {"sampling", {{"mode", "surface"}, {"count", count}, {"seed", 1}}}};
+    return parse(j);
+  };
+  const Json ball = {{"type", "sphere"}, {"center", {0.5, 0.2, 0}}, {"radius", 0.005}};
+  const std::vector<std::string> notes = scene(ball, 200).advice();
+  REQUIRE(notes.size() == 1);
+  INFO(notes[0]);
+  CHECK(notes[0].find("colliders[1] is 10 mm thick") != std::string::npos);
+  CHECK(notes[0].find("shape \"box\"") != std::string::npos);
+  CHECK(notes[0].find("\"count\": 540") != std::string::npos);  // 0.06 m^2 at one per (3.33 mm)^2, rounded up
+  CHECK(scene(ball, 2000).advice().size() == 1);  // one every 5.5 mm: the sphere went 41 mm in
+  CHECK(scene(ball, 8000).advice().empty());
+  CHECK(scene(Json{{"type", "box"}, {"center", {0.5, 0.2, 0}}, {"half_extents", {0.1, 0.1, 0.1}}}, 200).advice().empty());
+  const Json slab = {{"type", "box"}, {"center", {0.5, 0.2, 0}}, {"half_extents", {1, 0.002, 1}}};
+  CHECK(scene(slab, 200).advice().size() == 1);
+}
