@@ -397,4 +397,11 @@ TEST_CASE("scene advice: a collider thinner than a body's particles are apart is
   CHECK(scene(Json{{"type", "box"}, {"center", {0.5, 0.2, 0}}, {"half_extents", {0.1, 0.1, 0.1}}}, 200).advice().empty());
   const Json slab = {{"type", "box"}, {"center", {0.5, 0.2, 0}}, {"half_extents", {1, 0.002, 1}}};
   CHECK(scene(slab, 200).advice().size() == 1);
+  // Many thin colliders: one note for the shape, naming the thinnest.
+  Scene many = scene(ball, 200);
+  for (int k = 0; k < 5; ++k) many.colliders.push_back(many.colliders[1]);
+  many.colliders[4].radius = 0.002;
+  const std::vector<std::string> one = many.advice();
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].find("colliders[4] (and 5 more) is 4 mm thick") != std::string::npos);
 }

@@ -537,24 +537,35 @@ std::vector<std::string> Scene::advice() const {
   // went 39 mm into a 0.1 m box of 200 surface samples, one every 17 mm, at 1 m/s, and 41 mm into
   // one of 2,000, one every 5.5 mm — random samples leave holes wider than their mean spacing;
   // 8,000 held). Named from a mean spacing of half the collider's thickness.
-  for (std::size_t c = 0; c < colliders.size(); ++c) {
-    const double t = colliderThickness(colliders[c]);
-    if (!(t > 0) || !(t < 1e29)) continue;  // a plane or a box container (or a mesh of unknown thickness)
-    for (std::size_t k = 0; k < shapes.size(); ++k) {
-      const Shape& s = shapes[k];
-      if (!used[k] || s.mesh.triangles.empty() || s.rest.empty()) continue;
-      const double area = surfaceArea(s.mesh);
-      const double spacing = std::sqrt(area / static_cast<double>(s.rest.size()));
-      if (!(spacing > t / 2)) continue;
-      const double count = std::ceil(area / ((t / 3) * (t / 3)));
-      std::ostringstream note;
-      note.precision(3);
-      note << "colliders[" << c << "] is " << t * 1000 << " mm thick, less than twice as thick as shape \""
-           << s.name << "\"'s particles are apart (one every " << spacing * 1000 << " mm over its surface): it can pass "
-           << "between them and end up inside a body, since contacts are found at the particles; sample the shape "
-           << "densely, e.g. \"sampling\": {\"mode\": \"surface\", \"count\": " << static_cast<long long>(count) << "}";
-      notes.push_back(note.str());
+  // One note per shape, naming its thinnest such collider (a scene of many thin colliders gets
+  // one line a shape), with a count within what a shape may ask for.
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& s = shapes[k];
+    if (!used[k] || s.mesh.triangles.empty() || s.rest.empty()) continue;
+    const double area = surfaceArea(s.mesh);
+    const double spacing = std::sqrt(area / static_cast<double>(s.rest.size()));
+    std::size_t thinnest = colliders.size(), others = 0;
+    double t = 0;
+    for (std::size_t c = 0; c < colliders.size(); ++c) {
+      const double tc = colliderThickness(colliders[c]);
+      if (!(tc > 0) || !(tc < 1e29) || !(spacing > tc / 2)) continue;  // a plane or a box container never
+      if (thinnest < colliders.size()) ++others;
+      if (thinnest == colliders.size() || tc < t) {
+        thinnest = c;
+        t = tc;
+      }
     }
+    if (thinnest == colliders.size()) continue;
+    const double count = std::min(std::ceil(area / ((t / 3) * (t / 3))), static_cast<double>(kMaxSampleCount));
+    std::ostringstream note;
+    note.precision(3);
+    note << "colliders[" << thinnest << "]";
+    if (others > 0) note << " (and " << others << " more)";
+    note << " is " << t * 1000 << " mm thick, less than twice as thick as shape \"" << s.name
+         << "\"'s particles are apart (one every " << spacing * 1000 << " mm over its surface): it can pass "
+         << "between them and end up inside a body, since contacts are found at the particles; sample the shape "
+         << "densely, e.g. \"sampling\": {\"mode\": \"surface\", \"count\": " << static_cast<long long>(count) << "}";
+    notes.push_back(note.str());
   }
   if (!bodyContactsActive()) return notes;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
