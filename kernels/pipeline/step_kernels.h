@@ -863,7 +863,8 @@ SMASH_HD bool pushSweepsAny(const StepParams& p, const BodyData& start, const Bo
   return false;
 }
 
-/// pushOut's passes, out of line (pushOutOfColliders from PushStart (c0, R0, swept)). A kernel's
+/// pushOut's passes, out of line (pushOutOfColliders from PushStart (c0, R0): it decides per
+/// collider whether to sample swept, so a body that sweeps none takes the plain passes). A kernel's
 /// registers are its callees' too, so the per-body kernels that push out (the per-body layout,
 /// not the CUDA default) grew with the swept samples all the same — FinishPairBodies from 80 to 128
 /// registers, the stacks of MatchBodies, PrepareBodies and ShockPositions on sm_90
@@ -875,20 +876,20 @@ struct PushedOut {
   int deepest;
 };
 SMASH_HD_NOINLINE PushedOut pushOutOf(const Collider<float>* colliders, int colliderCount, const Float4* rest,
-                                      int count, float radius, V3 centre, M3 rotation, V3 c0, M3 R0, bool swept) {
+                                      int count, float radius, V3 centre, M3 rotation, V3 c0, M3 R0) {
   PushedOut r{centre, -1};
   r.deepest = pushOutOfColliders(colliders, colliderCount, r.centre, rotation, RestOffsets{rest}, count, radius,
-                                 PushStart<float>{c0, R0, swept});
+                                 PushStart<float>{c0, R0, true});
   return r;
 }
 
 /// Push-out of body b against every collider (the same passes everywhere: math/contact_solver.h),
-/// swept from its pose at the step's start `start` where it travelled far enough (pushSweepsAny).
+/// swept from its pose at the step's start `start` where it travelled far enough (pushSweeps).
 /// Returns the deepest push's particle, as pushOutOfColliders.
 SMASH_HD int pushOut(const StepParams& p, const BodyData& start, BodyData& b) {
   const ShapeData& shape = p.shapes[b.shape];
   const PushedOut r = pushOutOf(p.colliders, p.colliderCount, p.rest + shape.restOffset, shape.count, shape.radius,
-                                b.centre, b.rotation, start.centre, start.rotation, pushSweepsAny(p, start, b));
+                                b.centre, b.rotation, start.centre, start.rotation);
   b.centre = r.centre;
   return r.deepest;
 }
