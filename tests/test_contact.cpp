@@ -283,6 +283,17 @@ TEST_CASE("contact normals at edges and corners: within the particle's cone", "[
   // No cone: the gradient as it is.
   const glm::dvec3 none[3] = {};
   CHECK(withinPushCone(glm::dvec3(1, 0, 0), glm::dvec3(0.0), -2.0, none) == glm::dvec3(1, 0, 0));
+  // A flat face's particle (shape.h surfacePushCones, math/contact.h faceContactNormal): the
+  // other body's gradient where it came through, made unit, when it is more than 30° from the one
+  // found at the particle; without a direction, or within 30°, the one found.
+  const glm::dvec3 up(0, 1, 0), side(1, 0, 0);
+  CHECK(faceContactNormal(side, up) == up);
+  CHECK(glm::length(faceContactNormal(side, glm::dvec3(0, 3, 4)) - glm::dvec3(0, 0.6, 0.8)) < 1e-15);
+  CHECK(faceContactNormal(side, glm::dvec3(0.0)) == side);
+  // Within 30° of the gradient found at the particle: that one is kept.
+  const glm::dvec3 near25 = glm::dvec3(std::cos(0.436), std::sin(0.436), 0), near35 = glm::dvec3(std::cos(0.611), std::sin(0.611), 0);
+  CHECK(faceContactNormal(side, 2.0 * near25) == side);
+  CHECK(glm::length(faceContactNormal(side, 2.0 * near35) - near35) < 1e-15);
   // Undecided points take the others' normal, or the pair's, and count as touching.
   PairContact<double> c[3]{};
   c[0].normal = glm::dvec3(0, 1, 0);

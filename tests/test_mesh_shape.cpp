@@ -214,13 +214,49 @@ TEST_CASE("shape: edge and corner vertices carry their faces' cone, welded, eith
   for (auto& t : inwards.triangles) std::swap(t[1], t[2]);
   REQUIRE(signedVolume(inwards) < 0);
   check(inwards, "the cube wound inwards");
-  // Vertex sampling takes them; surface sampling has none.
+  // Vertex sampling takes them.
   ShapeOptions options;
   Shape vertices = buildShape("cube", cube, options, "shapes.cube");
   REQUIRE(vertices.pushCone.size() == vertices.rest.size());
   for (const glm::dvec4& c : vertices.pushCone) CHECK(c.w == Approx(1 / std::sqrt(3.0)));
+}
+
+TEST_CASE("shape: surface samples on a flat face carry its face cone, on a curved mesh none", "[shape][mesh]") {
+  // shape.h surfacePushCones: a sample on a flat face of the mesh (2% of its area or more) gets
+  // the face's inward normal with w = kFaceCone, either winding; the bunny (no flat face) none at
+  // all, so its shape data is what it was.
+  for (bool inwards : {false, true}) {
+    Mesh cube = parse(kCube);
+    if (inwards)
+      for (auto& t : cube.triangles) std::swap(t[1], t[2]);
+    ShapeOptions options;
+    options.sampling = Sampling::Surface;
+    options.sampleCount = 300;
+    const Shape surface = buildShape("cube", cube, options, "shapes.cube");
+    REQUIRE(surface.pushCone.size() == surface.rest.size());
+    dvec3 lo(1e30), hi(-1e30);
+    for (const dvec3& v : surface.mesh.vertices) {
+      lo = glm::min(lo, v);
+      hi = glm::max(hi, v);
+    }
+    for (std::size_t i = 0; i < surface.rest.size(); ++i) {
+      // The face the sample lies on: where it touches the box's bounds; its inward normal.
+      dvec3 inward(0.0);
+      for (int k = 0; k < 3; ++k) {
+        if (std::abs(surface.rest[i][k] - lo[k]) < 1e-9) inward[k] = 1;
+        if (std::abs(surface.rest[i][k] - hi[k]) < 1e-9) inward[k] = -1;
+      }
+      INFO("sample " << i << (inwards ? ", wound inwards" : ""));
+      REQUIRE(glm::length(inward) == Approx(1.0));  // on one face (an edge has measure zero)
+      CHECK(glm::length(dvec3(surface.pushCone[i]) - inward) < 1e-12);
+      CHECK(surface.pushCone[i].w == kFaceCone);
+      CHECK(surface.pushCone[i].w > 1.0);  // no vertex cone has w > 1 (math/contact.h)
+    }
+  }
+  ShapeOptions options;
   options.sampling = Sampling::Surface;
-  options.sampleCount = 50;
-  Shape surface = buildShape("cube", cube, options, "shapes.cube");
-  CHECK(surface.pushCone.empty());
+  options.sampleCount = 400;
+  const Shape bunny = buildShape("bunny", loadObj(test::sourcePath("scenes/meshes/bunny.obj")), options, "shapes.bunny");
+  CHECK(bunny.pushCone.empty());
+  CHECK(bunny.pushRays.empty());
 }

@@ -12,7 +12,7 @@ def one(a):
     d=json.load(open(out+'/summary.json'))
     return a, d['deepest_body_penetration']['relative'], d['final_kinetic_energy_J'], d['counters']['sleeping_bodies']
 jobs=[(n,b,s,m) for n,b in (('old',os.environ.get('OLD','smash-old')),('new',os.environ.get('NEW','smash'))) for s in range(1,9) for m in ('shape_matching','impulse')]
-with ThreadPoolExecutor(2) as ex: res=list(ex.map(one,jobs))
+with ThreadPoolExecutor(1) as ex: res=list(ex.map(one,jobs))
 for n in ('old','new'):
   for m in ('shape_matching','impulse'):
     rr=[r for r in res if r[0][0]==n and r[0][3]==m]

@@ -66,7 +66,8 @@ SMASH_HD Vec3<T> wedgeProjection(const Vec3<T>& g, const Vec3<T>& u, const Vec3<
 /// (settleDegenerateNormals). The
 /// field's gradient at another body's edge is a blend of that body's faces' normals, sideways for
 /// a particle on its edge: two boxes stacked edge on edge pushed each other apart and not up.
-/// cosAlpha < −1 (kNoPushCone): g as it is.
+/// cosAlpha < −1 (kNoPushCone): g as it is. cosAlpha > 1 marks a flat face's particle
+/// (faceContactNormal), which callers handle before this.
 template <class T>
 SMASH_HD Vec3<T> withinPushCone(const Vec3<T>& g, const Vec3<T>& axis, T cosAlpha, const Vec3<T> (&rays)[3]) {
   const T c = glm::dot(g, axis);
@@ -89,6 +90,28 @@ SMASH_HD Vec3<T> withinPushCone(const Vec3<T>& g, const Vec3<T>& axis, T cosAlph
   if (!(across > T(1e-6))) return axis;  // g opposite the axis: the axis itself
   const T sinAlpha = glm::sqrt(glm::max(T(0), T(1) - cosAlpha * cosAlpha));
   return cosAlpha * axis + (sinAlpha / across) * t;
+}
+
+/// cos 30°: a flat face's particle keeps the gradient found at it when the gradient where it came
+/// through is within 30° of it (faceContactNormal).
+constexpr double kFaceNormalAgrees = 0.86602540378443865;
+
+/// The normal of a body–body contact at a particle on a flat face of its own body (shape.h
+/// surfacePushCones; physics.md §6, "Normals on flat faces"): the other body's field gradient
+/// `g2` sampled at the particle moved back along its face's inward normal by its depth — where it
+/// came through the other body's surface — made unit, when it is more than 30° from `g`, the
+/// gradient at the particle; else (or if `g2` has no direction) `g`. Deep inside the other body near its rim the gradient at the particle names the rim's
+/// side (a landing box's contacts 25–80° from the vertical); moved back out it names the face the
+/// particle came through. Where the particle is the one at fault — its own edge lying across the
+/// other body's face — both name that face. (Taking the particle's own face normal instead fixed
+/// the landing but left tumbled box piles resting twice as deep, or, within 35° only, added
+/// energy to a spinning rod striking a slab; replacing every gradient, not only those 30° off,
+/// tilted a staggered 0.2 m stack by 0.037 rad where it had 0.009: experiments/hostile-2026-12-08.)
+template <class T>
+SMASH_HD Vec3<T> faceContactNormal(const Vec3<T>& g, const Vec3<T>& g2) {
+  const T length = glm::length(g2);
+  if (!(length > T(1e-6)) || glm::dot(g, g2) >= T(kFaceNormalAgrees) * length) return g;
+  return g2 / length;
 }
 
 enum class ContactModel : int {

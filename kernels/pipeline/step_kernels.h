@@ -1743,14 +1743,26 @@ SMASH_HD void rankManifoldPoint(const ManifoldFrame& f, const PairContact<float>
 /// `self`, kept within that particle's cone (math/contact.h withinPushCone, after the points are
 /// ranked: the cone does not rank them). `undecided`: withinPushCone left it to the pair's other
 /// points (settleDegenerateNormals).
-SMASH_HD V3 normalWithinCone(const StepParams& p, const BodyData& self, int side, int i, const V3& normal,
-                             bool& undecided) {
+/// A particle on a flat face of its body takes the face's normal where it came through the other
+/// body's surface (math/contact.h faceContactNormal): `other` is the pair's other body, `point`
+/// the particle (world), `phi` its depth.
+SMASH_HD V3 normalWithinCone(const StepParams& p, const BodyData& self, const BodyData& other, int side, int i,
+                             const V3& normal, const V3& point, float phi, bool& undecided) {
   undecided = false;
   const int k = p.shapes[self.shape].restOffset + i;
   const Float4 cone = load4(p.pushCone[k]);
   if (!(cone.w >= -1.0f)) return normal;  // no cone: the gradient as it is (withinPushCone's answer)
-  // In the body's frame, where its cone is stored: the gradient turned there, the answer back.
   const float sign = side == 0 ? 1.0f : -1.0f;
+  if (cone.w > 1.0f) {  // a flat face's particle
+    // No deeper than half the other body's thickness: deeper, it may have gone past its middle,
+    // and the swept sample (math/swept.h) has the say.
+    if (!(-phi < 0.5f * p.shapes[other.shape].thickness)) return normal;
+    const V3 inward = V3(self.rotation * xyz(cone));
+    const V3 out = point + inward * glm::max(-phi, 0.0f);
+    const V3 g2 = sampleGridPlaced(p.shapes[other.shape].sdf, other.centre, other.rotation, out).gradient;
+    return sign * faceContactNormal(V3(sign * normal), g2);
+  }
+  // In the body's frame, where its cone is stored: the gradient turned there, the answer back.
   const V3 rays[3] = {xyz(load4(p.pushRays[3 * k])), xyz(load4(p.pushRays[3 * k + 1])), xyz(load4(p.pushRays[3 * k + 2]))};
   const V3 n = withinPushCone(V3(glm::transpose(self.rotation) * (sign * normal)), xyz(cone), cone.w, rays);
   undecided = n == V3(0.0f);
@@ -1789,7 +1801,8 @@ SMASH_HD void writeManifold(const StepParams& p, int q, const ManifoldKey (&best
     PairContact<float> c;
     if (!pairContactAt(p, A, B, a, b, side, manifoldParticle(key), margin, swept[side], c)) continue;
     bool open = false;
-    c.normal = normalWithinCone(p, side == 0 ? A : B, side, manifoldParticle(key), c.normal, open);
+    c.normal = normalWithinCone(p, side == 0 ? A : B, side == 0 ? B : A, side, manifoldParticle(key), c.normal,
+                                V3(A.centre + c.ra), c.phi, open);
     if (open) undecided |= 1u << count;
     slots[count++] = c;
   }

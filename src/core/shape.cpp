@@ -13,7 +13,7 @@
 
 namespace smash {
 
-std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t seed) {
+std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t seed, std::vector<int>* faces) {
   std::vector<double> cumulative;
   cumulative.reserve(mesh.triangles.size());
   double total = 0;
@@ -31,6 +31,7 @@ std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t
     std::size_t f = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()),
                                           cumulative.size() - 1);
     const auto& t = mesh.triangles[f];
+    if (faces) faces->push_back(static_cast<int>(f));
     // Uniform point in a triangle (Osada et al. 2002): sqrt warps the first coordinate.
     double r1 = std::sqrt(rng.uniform()), r2 = rng.uniform();
     points.push_back((1 - r1) * mesh.vertices[t[0]] + r1 * (1 - r2) * mesh.vertices[t[1]] +
@@ -79,6 +80,66 @@ void vertexPushCones(const Mesh& mesh, std::vector<glm::dvec4>& cones, std::vect
     cones[v] = glm::dvec4(-mean, cosAlpha);
     if (distinct.size() <= 3)
       for (std::size_t k = 0; k < distinct.size(); ++k) rays[v][static_cast<int>(k)] = -distinct[k];
+  }
+}
+
+void surfacePushCones(const Mesh& mesh, const std::vector<int>& faces, std::vector<glm::dvec4>& cones,
+                      std::vector<glm::dmat3>& rays) {
+  cones.assign(faces.size(), kNoPushCone);
+  rays.assign(faces.size(), glm::dmat3(0.0));
+  const std::size_t nt = mesh.triangles.size();
+  if (nt == 0) return;
+  // Each triangle's unit outward normal and area; triangles that share an edge (welded by
+  // position) and lie in one plane (normals within kFlatFaceDegrees) form a flat face.
+  const double outward = signedVolume(mesh) < 0 ? -1.0 : 1.0;
+  std::vector<glm::dvec3> normal(nt, glm::dvec3(0.0));
+  std::vector<double> area(nt, 0.0);
+  for (std::size_t t = 0; t < nt; ++t) {
+    const auto& tri = mesh.triangles[t];
+    const glm::dvec3 n = glm::cross(mesh.vertices[tri[1]] - mesh.vertices[tri[0]], mesh.vertices[tri[2]] - mesh.vertices[tri[0]]);
+    const double length = glm::length(n);
+    area[t] = 0.5 * length;
+    if (length > 0) normal[t] = outward * n / length;
+  }
+  std::vector<std::size_t> parent(nt);
+  for (std::size_t t = 0; t < nt; ++t) parent[t] = t;
+  const std::function<std::size_t(std::size_t)> root = [&](std::size_t t) {
+    while (parent[t] != t) t = parent[t] = parent[parent[t]];
+    return t;
+  };
+  using Point = std::tuple<double, double, double>;
+  auto key = [&](int v) {
+    const glm::dvec3& q = mesh.vertices[static_cast<std::size_t>(v)];
+    return Point(q.x, q.y, q.z);
+  };
+  std::map<std::pair<Point, Point>, std::size_t> edges;
+  const double cosFlat = std::cos(kFlatFaceDegrees * 3.14159265358979323846 / 180.0);
+  for (std::size_t t = 0; t < nt; ++t) {
+    if (!(area[t] > 0)) continue;
+    for (int k = 0; k < 3; ++k) {
+      Point a = key(mesh.triangles[t][k]), b = key(mesh.triangles[t][(k + 1) % 3]);
+      if (b < a) std::swap(a, b);
+      const auto found = edges.emplace(std::make_pair(a, b), t);
+      if (!found.second && glm::dot(normal[t], normal[found.first->second]) > cosFlat)
+        parent[root(t)] = root(found.first->second);
+    }
+  }
+  std::vector<double> faceArea(nt, 0.0);
+  double total = 0;
+  for (std::size_t t = 0; t < nt; ++t) {
+    faceArea[root(t)] += area[t];
+    total += area[t];
+  }
+  bool any = false;
+  for (std::size_t i = 0; i < faces.size(); ++i) {
+    const std::size_t t = static_cast<std::size_t>(faces[i]);
+    if (!(faceArea[root(t)] >= kFlatFaceShare * total) || !(area[t] > 0)) continue;
+    cones[i] = glm::dvec4(-normal[t], kFaceCone);
+    any = true;
+  }
+  if (!any) {  // no flat face: as if none had a cone (the same shape data as before)
+    cones.clear();
+    rays.clear();
   }
 }
 
@@ -134,11 +195,13 @@ Shape buildShape(const std::string& name, const Mesh& mesh, const ShapeOptions& 
   for (auto& v : shape.mesh.vertices) v *= options.scale;
   validateMesh(shape.mesh, context + " (after scaling)");
   shape.thickness = 2.0 * std::fabs(signedVolume(shape.mesh)) / surfaceArea(shape.mesh);
+  std::vector<int> faces;  // the triangle of each surface sample
   shape.rest = options.sampling == Sampling::Vertices
                    ? shape.mesh.vertices
-                   : sampleSurface(shape.mesh, options.sampleCount, options.seed);
+                   : sampleSurface(shape.mesh, options.sampleCount, options.seed, &faces);
   shape.mass.assign(shape.rest.size(), options.particleMass);
   if (options.sampling == Sampling::Vertices) vertexPushCones(shape.mesh, shape.pushCone, shape.pushRays);
+  else surfacePushCones(shape.mesh, faces, shape.pushCone, shape.pushRays);
   computeMassProperties(shape);
   return shape;
 }

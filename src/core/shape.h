@@ -43,8 +43,9 @@ struct Shape {
   /// "Normals at edges and corners"): xyz the unit inward axis −n̄, n̄ the normalised mean of the
   /// distinct outward normals of the mesh's faces at the particle's vertex, and w = cos α, α the
   /// largest angle between n̄ and those normals. Only vertex particles on an edge or a corner of
-  /// the mesh (α ≥ kPushConeMinDegrees) have one; every other particle (surface samples, smooth
-  /// vertices, shapes from particles) has kNoPushCone. Empty is the same as all kNoPushCone.
+  /// the mesh (α ≥ kPushConeMinDegrees) have one, and surface samples on a flat face of the mesh
+  /// a face cone (surfacePushCones); every other particle (smooth vertices, other surface
+  /// samples, shapes from particles) has kNoPushCone. Empty is the same as all kNoPushCone.
   std::vector<glm::dvec4> pushCone;
   /// Per particle with a pushCone and at most three distinct face normals (an edge: two, a
   /// corner: three), the faces' unit inward normals as columns, the unused ones 0; all 0 for
@@ -88,7 +89,24 @@ Shape buildShape(const std::string& name, const Mesh& mesh, const ShapeOptions& 
 Shape shapeFromParticles(const std::string& name, const std::vector<glm::dvec3>& points,
                          const std::vector<double>& masses);
 
-/// Points distributed uniformly by area over the surface (deterministic for a seed).
-std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t seed);
+/// Points distributed uniformly by area over the surface (deterministic for a seed); `faces`, when
+/// given, receives the triangle each point lies on.
+std::vector<glm::dvec3> sampleSurface(const Mesh& mesh, int count, std::uint64_t seed,
+                                      std::vector<int>* faces = nullptr);
+/// Triangles within this angle of each other across an edge lie in one flat face.
+constexpr double kFlatFaceDegrees = 1.0;
+/// A flat face at least this share of the mesh's area gives its surface samples a face cone.
+constexpr double kFlatFaceShare = 0.02;
+/// A flat face's particle: pushCone.w = kFaceCone (> 1, which no vertex cone has), xyz the face's
+/// inward normal; its contacts take the other body's gradient where it came through that body's
+/// surface along this normal (math/contact.h faceContactNormal).
+constexpr double kFaceCone = 2.0;
+/// Shape::pushCone and pushRays of surface samples (faces[i]: the triangle sample i lies on;
+/// physics.md §6, "Normals on flat faces"): a sample on a flat face of the mesh (kFlatFaceShare of
+/// its area or more: a box's six faces, none of the bunny's) gets (face's inward normal,
+/// kFaceCone); every other sample kNoPushCone. A mesh without a flat face leaves both
+/// empty.
+void surfacePushCones(const Mesh& mesh, const std::vector<int>& faces, std::vector<glm::dvec4>& cones,
+                      std::vector<glm::dmat3>& rays);
 
 }  // namespace smash

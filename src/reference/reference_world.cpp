@@ -524,8 +524,9 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   const int kept = chooseManifold(points, n, scene_.solver.maxContactsPerPair, order);
   pair.contacts.clear();
   for (int j = 0; j < kept; ++j) pair.contacts.push_back(chosen[order[j]]);
-  // The kept points' normals on an edge or a corner of their own body, within its cone
-  // (math/contact.h withinPushCone; step_kernels.h writeManifold, after the ranking as here).
+  // The kept points' normals on an edge or a corner of their own body, within its cone, and on a
+  // flat face of it, the face's normal where it came through (math/contact.h withinPushCone,
+  // faceContactNormal; step_kernels.h writeManifold, after the ranking as here).
   unsigned undecided = 0u;
   for (std::size_t j = 0; j < pair.contacts.size(); ++j) {
     PairContact<double>& c = pair.contacts[j];
@@ -537,6 +538,17 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
     const glm::dmat3& rotation = bodies_[self].rotation;
     const glm::dvec3 rays[3] = {mine.pushRays[i][0], mine.pushRays[i][1], mine.pushRays[i][2]};
     const double sign = c.feature == 0 ? 1.0 : -1.0;
+    if (mine.pushCone[i].w > 1) {  // a flat face's particle (math/contact.h faceContactNormal)
+      const std::size_t other = c.feature == 0 ? pair.b : pair.a;
+      // No deeper than half the other body's thickness (step_kernels.h normalWithinCone).
+      if (!(-c.phi < 0.5 * scene_.shapes[scene_.bodies[other].shape].thickness)) continue;
+      const glm::dvec3 inward = rotation * glm::dvec3(mine.pushCone[i]);
+      const glm::dvec3 out = bodies_[pair.a].centre + c.ra + inward * std::max(-c.phi, 0.0);
+      const GridSdfView field = scene_.shapes[scene_.bodies[other].shape].sdf->view();
+      const glm::dvec3 g2 = sampleGridPlaced(field, bodies_[other].centre, bodies_[other].rotation, out).gradient;
+      c.normal = sign * faceContactNormal(sign * c.normal, g2);
+      continue;
+    }
     const glm::dvec3 within = withinPushCone(glm::transpose(rotation) * (sign * c.normal), glm::dvec3(mine.pushCone[i]),
                                              mine.pushCone[i].w, rays);
     if (within == glm::dvec3(0.0)) undecided |= 1u << j;
