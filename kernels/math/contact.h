@@ -100,9 +100,9 @@ constexpr double kFaceNormalAgrees = 0.86602540378443865;
 /// surfacePushCones; physics.md §6, "Normals on flat faces"): the other body's field gradient
 /// `g2` sampled at the particle moved back along its face's inward normal by its depth — where it
 /// came through the other body's surface — made unit, when it is more than 30° from `g`, the
-/// gradient at the particle; else (or if `g2` has no direction) `g`. Deep inside the other body near its rim the gradient at the particle names the rim's
-/// side (a landing box's contacts 25–80° from the vertical); moved back out it names the face the
-/// particle came through. Where the particle is the one at fault — its own edge lying across the
+/// gradient at the particle; else (or if `g2` has no direction) `g`. Deep inside the other body
+/// near its rim the gradient at the particle names the rim's side (a landing box's contacts
+/// 25–80° from the vertical); moved back out it names the face the particle came through. Where the particle is the one at fault — its own edge lying across the
 /// other body's face — both name that face. (Taking the particle's own face normal instead fixed
 /// the landing but left tumbled box piles resting twice as deep, or, within 35° only, added
 /// energy to a spinning rod striking a slab; replacing every gradient, not only those 30° off,

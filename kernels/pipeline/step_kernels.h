@@ -1743,9 +1743,9 @@ SMASH_HD void rankManifoldPoint(const ManifoldFrame& f, const PairContact<float>
 /// `self`, kept within that particle's cone (math/contact.h withinPushCone, after the points are
 /// ranked: the cone does not rank them). `undecided`: withinPushCone left it to the pair's other
 /// points (settleDegenerateNormals).
-/// A particle on a flat face of its body takes the face's normal where it came through the other
-/// body's surface (math/contact.h faceContactNormal): `other` is the pair's other body, `point`
-/// the particle (world), `phi` its depth.
+/// A particle on a flat face of its body may take the other body's gradient where it came through
+/// that body's surface (math/contact.h faceContactNormal): `other` is the pair's other body,
+/// `point` the particle (world), `phi` its depth.
 SMASH_HD V3 normalWithinCone(const StepParams& p, const BodyData& self, const BodyData& other, int side, int i,
                              const V3& normal, const V3& point, float phi, bool& undecided) {
   undecided = false;

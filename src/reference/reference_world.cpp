@@ -525,8 +525,8 @@ void ReferenceWorld::gatherPairContacts(Pair& pair, const std::vector<BodyState>
   pair.contacts.clear();
   for (int j = 0; j < kept; ++j) pair.contacts.push_back(chosen[order[j]]);
   // The kept points' normals on an edge or a corner of their own body, within its cone, and on a
-  // flat face of it, the face's normal where it came through (math/contact.h withinPushCone,
-  // faceContactNormal; step_kernels.h writeManifold, after the ranking as here).
+  // flat face of it, the other body's gradient where it came through (math/contact.h
+  // withinPushCone, faceContactNormal; step_kernels.h writeManifold, after the ranking as here).
   unsigned undecided = 0u;
   for (std::size_t j = 0; j < pair.contacts.size(); ++j) {
     PairContact<double>& c = pair.contacts[j];
